@@ -1,0 +1,30 @@
+"""Step 4: every node reaches every other by name over SSH, without a password, as the same user."""
+
+import pytest
+
+from rackproof.explain import mismatch
+from rackproof.probes.sshcheck import classify_ssh_failure
+from rackproof.remote import quote
+
+
+@pytest.mark.step(4)
+def test_passwordless_ssh(pair, inventory):
+    timeout = inventory.ssh.connect_timeout
+    result = pair.src.run(quote("ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={timeout:g}",
+                                pair.dst.spec.ssh_name, "hostname"), timeout=timeout * 3)
+    assert result.ok, (
+        f"{pair.where}: `ssh -o BatchMode=yes {pair.dst.spec.ssh_name} hostname` run on {pair.src.name} as "
+        f"{inventory.cluster.user} failed (exit {result.exit_status}): "
+        f"{classify_ssh_failure(result.exit_status, result.stderr)}. "
+        f"Stderr: {result.stderr.strip() or '(empty)'}")
+    assert result.stdout.strip() == pair.dst.name, mismatch(
+        pair.where, f"hostname answered by {pair.dst.spec.ssh_name}", pair.dst.name, result.stdout.strip(),
+        f"the name {pair.dst.spec.ssh_name} resolves on {pair.src.name} to another machine (check /etc/hosts)")
+
+
+@pytest.mark.step(4)
+def test_same_login_on_every_node(node, inventory):
+    found = node.login_name()
+    assert found == inventory.cluster.user, mismatch(
+        node.name, "login name", inventory.cluster.user, found,
+        "every node needs the same user name; the SSH settings and distributed recipes rely on it")
