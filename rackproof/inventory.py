@@ -7,6 +7,7 @@ that a run stops before any test with everything that needs fixing at once.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import tomllib
 from pathlib import Path
@@ -354,14 +355,28 @@ def _error_path(loc: tuple) -> str:
 
 
 def _problems(err: ValidationError) -> list[str]:
-    lines = []
-    for e in err.errors():
-        msg = e["msg"].removeprefix("Value error, ")
+    errors = err.errors()
+    # a typo'd key is both an unknown field and a missing one: report it once, as the typo
+    missing = {(e["loc"][:-1], e["loc"][-1]) for e in errors if e["type"] == "missing"}
+    typos = {}
+    for e in errors:
         if e["type"] == "extra_forbidden":
-            msg = "unknown field (a typo?)"
-        elif e["type"] == "missing":
+            parent = e["loc"][:-1]
+            close = difflib.get_close_matches(str(e["loc"][-1]), [m for p, m in missing if p == parent], n=1)
+            if close:
+                typos[e["loc"]] = close[0]
+    meant = {(loc[:-1], name) for loc, name in typos.items()}
+    lines = []
+    for e in errors:
+        loc = e["loc"]
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "missing":
+            if (loc[:-1], loc[-1]) in meant:
+                continue
             msg = "required field is missing"
-        lines.append(f"{_error_path(e['loc']) or '(top level)'}: {msg}")
+        elif e["type"] == "extra_forbidden":
+            msg = f"unknown field; did you mean {typos[loc]!r}?" if loc in typos else "unknown field (a typo?)"
+        lines.append(f"{_error_path(loc) or '(top level)'}: {msg}")
     return lines
 
 

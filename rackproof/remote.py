@@ -201,7 +201,9 @@ def _ssh_reason(e: Exception, connect_timeout: float) -> str:
     if isinstance(e, (socket.timeout, TimeoutError)):
         return f"no answer within the connect timeout of {connect_timeout:g} s (powered off, wrong address, or sshd hung)"
     text = str(e) or type(e).__name__
-    if "banner" in text.lower():
+    # paramiko reports a silent sshd as a banner error, or as "No existing session" once the
+    # transport thread gave up waiting for the banner
+    if "banner" in text.lower() or "no existing session" in text.lower():
         return f"TCP connected but sshd sent no banner within {connect_timeout:g} s (sshd hung?)"
     return text.splitlines()[0]
 

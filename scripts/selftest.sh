@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) and runs rackproof's own tests. Run as root: the selftests
+# bring up simulated racks in network namespaces and always take them down.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec .venv/bin/python -m pytest selftests -q -p no:cacheprovider "$@"

@@ -1,0 +1,3 @@
+"""Selftests: the suite's own tests. Shared helpers live in selftests/suite.py."""
+
+pytest_plugins = ["pytester"]

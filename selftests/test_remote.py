@@ -1,0 +1,146 @@
+"""The runner: evidence for every command, timeouts, unreachable nodes, record and replay."""
+
+import socket
+import threading
+import time
+
+import pytest
+
+from rackproof.remote import (CommandTimeout, EvidenceLog, LocalTransport, NodeUnreachable, Remote,
+                              SshTransport)
+from rackproof.replay import Recording, RecordingTransport, ReplayError, ReplayTransport, command_key
+
+
+def local(log, timeout=5.0):
+    return Remote("ctl", LocalTransport("ctl"), log, timeout)
+
+
+def test_every_command_is_evidence_with_node_exit_output_and_duration():
+    log = EvidenceLog()
+    log.sink = []
+    result = local(log).run("echo out; echo err >&2; exit 3")
+    assert (result.exit_status, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    (ev,) = log.sink
+    assert (ev.node, ev.command, ev.exit_status, ev.stdout, ev.stderr) == ("ctl", "echo out; echo err >&2; exit 3",
+                                                                           3, "out\n", "err\n")
+    assert ev.duration >= 0
+
+
+def test_secrets_never_reach_the_evidence():
+    log = EvidenceLog(secrets=lambda: ["s3cr3t-key"])
+    log.sink = []
+    local(log).run("echo Bearer s3cr3t-key")
+    assert "s3cr3t-key" not in repr(log.sink) and "[REDACTED]" in log.sink[0].stdout
+
+
+def test_a_hung_command_times_out_and_is_recorded_without_exit_status():
+    log = EvidenceLog()
+    log.sink = []
+    started = time.monotonic()
+    with pytest.raises(CommandTimeout, match="did not finish within 0.5 s"):
+        local(log).run("sleep 30", timeout=0.5)
+    assert time.monotonic() - started < 5
+    assert log.sink[0].exit_status is None and "timed out" in log.sink[0].note
+
+
+@pytest.fixture
+def silent_listener():
+    """Accepts TCP and never says a word, like a hung sshd."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def ssh_remote(tmp_path, port, connect_timeout=1.0):
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host thor-9\n  HostName 127.0.0.1\n  Port {port}\n")
+    log = EvidenceLog()
+    log.sink = []
+    return Remote("thor-9", SshTransport("thor-9", "thor-9", "nvidia", connect_timeout, ssh_config=str(config)), log), log
+
+
+def test_a_node_whose_sshd_hangs_is_unreachable_within_the_connect_timeout(tmp_path, silent_listener):
+    remote, log = ssh_remote(tmp_path, silent_listener)
+    started = time.monotonic()
+    with pytest.raises(NodeUnreachable) as err:
+        remote.run("hostname")
+    assert time.monotonic() - started < 4
+    assert "thor-9 is unreachable" in str(err.value) and "1 s" in str(err.value)
+    # the second command does not wait again: the node is known to be unreachable
+    started = time.monotonic()
+    with pytest.raises(NodeUnreachable):
+        remote.run("id -un")
+    assert time.monotonic() - started < 0.5
+    assert [e.note.startswith("unreachable") for e in log.sink] == [True, True]
+
+
+def test_a_refused_connection_is_unreachable_with_the_reason(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once we leave: nothing listens there
+    remote, _ = ssh_remote(tmp_path, port)
+    with pytest.raises(NodeUnreachable, match="thor-9 is unreachable: ssh to thor-9"):
+        remote.run("hostname")
+
+
+@pytest.mark.parametrize("a, b", [
+    ("iperf3 -c 10.10.0.12 -p 5201 -t 5 -J", "iperf3 -c 10.10.0.12 -p 40123 -t 10 -J"),
+    ("ssh -o BatchMode=yes -o ConnectTimeout=5 thor-2 hostname", "ssh -o BatchMode=yes -o ConnectTimeout=3 thor-2 hostname"),
+    ("cat /tmp/rackproof-abc123.json", "cat /tmp/rackproof-zz9.json"),
+    ("curl http://10.10.0.12:8081/health", "curl http://10.10.0.12:9000/health"),
+])
+def test_replay_keys_ignore_incidental_arguments(a, b):
+    assert command_key(a) == command_key(b)
+
+
+def test_replay_keys_keep_what_matters():
+    assert command_key("ethtool mgbe0_0") != command_key("ethtool mgbe1_0")
+    assert command_key("iperf3 -c 10.10.0.12 -P 4") != command_key("iperf3 -c 10.10.0.12 -P 1")
+
+
+def test_a_recording_replays_what_was_recorded(tmp_path):
+    log = EvidenceLog()
+    live = Remote("thor-1", RecordingTransport(LocalTransport("thor-1"), "thor-1", tmp_path), log)
+    live.run("echo one; exit 4")
+    with pytest.raises(CommandTimeout):
+        live.run("sleep 5", timeout=0.3)
+    replayed = Remote("thor-1", ReplayTransport("thor-1", Recording(tmp_path)), log)
+    result = replayed.run("echo one; exit 4")
+    assert (result.exit_status, result.stdout) == (4, "one\n")
+    with pytest.raises(CommandTimeout):
+        replayed.run("sleep 5")
+    with pytest.raises(ReplayError, match="no answer from thor-1 for `hostname`"):
+        replayed.run("hostname")
+
+
+def test_an_unreachable_node_is_recorded_and_replayed_as_unreachable(tmp_path, silent_listener):
+    remote, log = ssh_remote(tmp_path, silent_listener)
+    recorder = Remote("thor-9", RecordingTransport(remote.transport, "thor-9", tmp_path / "rec"), log)
+    with pytest.raises(NodeUnreachable):
+        recorder.run("hostname")
+    with pytest.raises(NodeUnreachable, match="sshd"):
+        Remote("thor-9", ReplayTransport("thor-9", Recording(tmp_path / "rec")), log).run("anything")
+
+
+def test_a_missing_recording_directory_is_one_clear_error(tmp_path):
+    with pytest.raises(ReplayError, match="no such recording directory"):
+        Recording(tmp_path / "nope")
