@@ -7,6 +7,7 @@ ProbeFailed carrying the raw text, so the failure shows what the node printed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -40,9 +41,10 @@ class Host:
     def run(self, command: str, timeout: float | None = None) -> Result:
         return self.remote.run(command, timeout)
 
-    def read(self, command: str, parser: Callable[[str], T], ok_exit: tuple[int, ...] = (0,)) -> T:
+    def read(self, command: str, parser: Callable[[str], T], ok_exit: tuple[int, ...] = (0,),
+             timeout: float | None = None) -> T:
         """Run a command and parse its stdout; a failed command or unreadable text is a ProbeFailed."""
-        result = self.run(command)
+        result = self.run(command, timeout)
         if result.exit_status not in ok_exit:
             raise ProbeFailed(self.name, result, f"exited with status {result.exit_status}")
         try:
@@ -60,11 +62,62 @@ class Host:
         from .probes.fec import parse_fec
         return self.read(f"LC_ALL=C ethtool --show-fec {quote(interface)}", parse_fec)
 
+    def interfaces(self):
+        from .probes.ip import parse_ip_addr
+        return {i.name: i for i in self.read("ip -j addr", parse_ip_addr)}
+
+    def route_to(self, addresses):
+        """address -> Route, all looked up in one command."""
+        from .probes.ip import parse_ip_route_get
+        addresses = list(addresses)
+        out = self.read("; ".join(f"{section(a)}; ip -j route get {quote(a)}" for a in addresses), str)
+        return self.parse_sections(out, addresses, parse_ip_route_get)
+
+    def parse_sections(self, text: str, labels, parser) -> dict:
+        """label -> parsed part, for output made of `section(label)` markers and what followed each."""
+        parts = dict(_SECTION_SPLIT.findall(text))
+        parsed = {}
+        for label in labels:
+            try:
+                parsed[label] = parser(parts.get(str(label), ""))
+            except ParseError as e:
+                raise ProbeFailed(self.name, Result(f"(the part for {label})", 0, parts.get(str(label), ""), "", 0.0),
+                                  f"printed something the {e.tool} parser cannot read: {e.reason}") from None
+        return parsed
+
+    def resolve(self, names):
+        """name -> addresses as this node resolves them (one getent for all names; exit 2
+        just means some name was not found)."""
+        from .probes.getent import parse_getent_hosts
+        return self.read(quote("getent", "hosts", *names), parse_getent_hosts, ok_exit=(0, 2))
+
+    def ping(self, targets, count: int = 3):
+        from .probes.ping import parse_ping_batch, ping_batch_command
+        return self.read(ping_batch_command(targets, count), parse_ping_batch, timeout=30 + 2 * len(targets) * count)
+
+    def bonding(self, bond: str = "bond0"):
+        from .probes.bonding import parse_bonding
+        return self.read(f"cat /proc/net/bonding/{quote(bond)}", parse_bonding)
+
+    def rdma_links(self):
+        from .probes.ibdev2netdev import parse_ibdev2netdev
+        return {m.netdev: m for m in self.read("ibdev2netdev", parse_ibdev2netdev)}
+
     def hostname(self) -> str:
         return self.read("hostname", lambda out: out.strip())
 
     def login_name(self) -> str:
         return self.read("id -un", lambda out: out.strip())
+
+
+_SECTION = "### rackproof-section "
+_SECTION_SPLIT = re.compile(r"^" + re.escape(_SECTION) + r"(\S+)\n(.*?)(?=^" + re.escape(_SECTION) + r"|\Z)",
+                            re.M | re.S)
+
+
+def section(label: str) -> str:
+    """A shell command marking where the output for `label` starts (see Host.parse_sections)."""
+    return f"echo {quote(_SECTION + str(label))}"
 
 
 def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None = None,

@@ -205,6 +205,14 @@ class Inventory(Model):
         return next(n for n in self.nodes if n.name == name)
 
     @property
+    def rate_scale(self) -> float:
+        """Rates are expected at this fraction of the hardware's (a simulated rack runs slower)."""
+        return self.cluster.sim_scale or 1.0
+
+    def lane_bps(self) -> float:
+        return self.expect.lane_speed_mbps * 1e6 * self.rate_scale
+
+    @property
     def head(self) -> Node:
         """node_0: the first node (Cordatus: the head serves the API; workers follow in order)."""
         return self.nodes[0]

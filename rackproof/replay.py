@@ -23,6 +23,7 @@ _INCIDENTAL = [
     (re.compile(r"(?<=\s)(-p|--port|-t|--time|-D|--duration|-W|--timeout|-i|--interval"
                 r"|-o ConnectTimeout=|ConnectTimeout=)\s*\d+(\.\d+)?"), r"\1 <n>"),
     (re.compile(r"/tmp/[\w.@-]+"), "<tmp>"),
+    (re.compile(r"\bkill (-\w+ )?\d+"), r"kill \1<pid>"),
     (re.compile(r":\d{4,5}\b"), ":<port>"),
 ]
 

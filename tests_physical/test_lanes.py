@@ -2,7 +2,13 @@
 
 import pytest
 
+from rackproof import capabilities
 from rackproof.explain import SLOW_LANE_CAUSES, mismatch
+
+
+@pytest.fixture(autouse=True)
+def _lane_capability(lane, inventory, step, guards):
+    guards(*capabilities.lane(inventory, lane.host.spec, step))
 
 
 @pytest.mark.step(1)

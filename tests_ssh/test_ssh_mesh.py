@@ -2,9 +2,13 @@
 
 import pytest
 
+from rackproof.capabilities import SSH_MESH
 from rackproof.explain import mismatch
 from rackproof.probes.sshcheck import classify_ssh_failure
 from rackproof.remote import quote
+
+
+pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
 
 
 @pytest.mark.step(4)

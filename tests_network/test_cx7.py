@@ -1,0 +1,125 @@
+"""A DGX Spark pair over one QSFP cable: both logical interfaces of the cabled port up and
+addressed, ping on each CX7 subnet, RoCE near the port's 200 Gb/s, NCCL across the pair,
+and a netplan file that survives a reboot. (Spark playbook; "Prueba mínima de aceptación".)"""
+
+import ipaddress
+
+import pytest
+
+from rackproof import traffic
+from rackproof.capabilities import MULTI_NODE
+from rackproof.explain import mismatch
+from rackproof.measure import Expectation
+from rackproof.probes.nccl import parse_nccl
+from rackproof.remote import quote
+
+pytestmark = pytest.mark.capability(MULTI_NODE)
+
+NETPLAN = "/etc/netplan/40-cx7.yaml"
+
+
+def test_cx7_interface_up(cx7):
+    links = cx7.host.rdma_links()
+    found = links.get(cx7.spec.name)
+    assert found is not None, mismatch(cx7.where, "ibdev2netdev", f"a line for {cx7.spec.name}",
+                                       "none; it lists " + ", ".join(sorted(links)),
+                                       "the interface names differ on this unit: map them from ibdev2netdev")
+    assert found.device == cx7.spec.rdma_device, mismatch(cx7.where, "RoCE device", cx7.spec.rdma_device,
+                                                          found.device, "the inventory pairs another device")
+    assert found.up, mismatch(cx7.where, "link state (ibdev2netdev)", "Up", "Down",
+                              "the QSFP cable is in another port or not seated (pull tab up, no force), or the "
+                              "netplan file configures the Down pair of interfaces")
+
+
+def test_cx7_address(cx7):
+    iface = cx7.host.interfaces().get(cx7.spec.name)
+    found = [f"{a.local}/{a.prefixlen}" for a in iface.addresses if a.family == "inet"] if iface else []
+    assert cx7.spec.address in found, mismatch(
+        cx7.where, "IPv4 address", cx7.spec.address, ", ".join(found) or "none",
+        f"the netplan file ({NETPLAN}) was not applied (sudo netplan apply) or names other interfaces")
+
+
+def test_cx7_speed(cx7, inventory):
+    link = cx7.host.ethtool(cx7.spec.name)
+    expected = inventory.expect.cx7_speed_mbps
+    assert link.link_detected and link.speed_mbps == expected, mismatch(
+        cx7.where, "ethtool speed", f"{expected}Mb/s with link",
+        f"{link.speed_mbps or 'Unknown!'}Mb/s, link {'yes' if link.link_detected else 'no'}",
+        "a cable rated below 200 Gb/s, or the link is down (each logical interface reports the whole port's speed)")
+
+
+def _peer_on_subnet(inventory, node_name, address):
+    net = ipaddress.ip_interface(address).network
+    return [(n, c) for n in inventory.nodes if n.name != node_name for c in n.cx7
+            if ipaddress.ip_interface(c.address).network == net]
+
+
+def test_cx7_ping_on_its_subnet(cx7, inventory, measure):
+    peers = _peer_on_subnet(inventory, cx7.host.name, cx7.spec.address)
+    replies = cx7.host.ping([c.address.split("/")[0] for _, c in peers])
+    for (node, c), r in zip(peers, replies.values()):
+        if r.rtt_avg_ms is not None:
+            measure("round-trip time", f"{cx7.host.name} -> {node.name} ({c.name})", r.rtt_avg_ms, "ms")
+        assert r.received and not r.loss_percent, (
+            f"{cx7.where} -> {node.name} {c.name} ({r.target}): "
+            f"{r.error or f'{r.loss_percent:g}% loss'}. Usual cause: the peer's interface is Down or unaddressed, "
+            "or the two ends are on different subnets")
+
+
+@pytest.mark.capability(MULTI_NODE)
+def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
+    link_pair = cx7_pair
+    src, dst = link_pair.src, link_pair.dst
+    links = [(s.rdma_device, d.rdma_device, d.address.split("/")[0])
+             for s in src.spec.cx7 for d in dst.spec.cx7
+             if ipaddress.ip_interface(s.address).network == ipaddress.ip_interface(d.address).network]
+    assert links, f"{link_pair.where}: no two CX7 interfaces of these nodes share a subnet in the inventory"
+    results = traffic.ib_write_bw(src, dst, links, seconds=inventory.expect.iperf_seconds)
+    for (sdev, _, address), r in zip(links, results):
+        measure("RoCE per link", f"{link_pair.where} {sdev} -> {address}", r.gbits_average, "Gb/s")
+    total = sum(r.gbits_average for r in results)
+    # ib_write_bw figures are the RDMA hardware's own: compared with the hardware floor, unscaled
+    m = measure("RoCE", f"{link_pair.where} (sum of {len(links)} links)", total, "Gb/s",
+                Expectation(inventory.expect.roce_floor_gbps))
+    assert m.verdict != "failed", (
+        f"{link_pair.where}: ib_write_bw over " + ", ".join(f"{s}->{a}: {r.gbits_average:.2f} Gb/s"
+                                                          for (s, _, a), r in zip(links, results))
+        + f"; {m}. Usual cause: one logical interface carries nothing (unaddressed or Down: each carries about "
+          "half of the port), a cable rated below 200 Gb/s, or the wrong GID index")
+
+
+@pytest.mark.capability(MULTI_NODE)
+def test_nccl_across_the_nodes(cx7_cluster, inventory, measure):
+    nodes = [h.spec for h in cx7_cluster]
+    head = cx7_cluster[0]  # node_0
+    iface = nodes[0].cx7[0].name
+    addresses = ",".join(f"{n.cx7[0].address.split('/')[0]}:1" for n in nodes)
+    result = head.read(
+        quote("mpirun", "-np", str(len(nodes)), "-H", addresses, "--mca", "btl_tcp_if_include", iface,
+              "-x", f"NCCL_SOCKET_IFNAME={iface}", "-x", "NCCL_DEBUG=WARN",
+              inventory.expect.nccl_test, "-b", "8", "-e", "256M", "-f", "2", "-g", "1"),
+        parse_nccl, timeout=300)
+    m = measure("NCCL bus bandwidth", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s",
+                Expectation(inventory.expect.nccl_busbw_floor_gbs))
+    assert len(result.distinct_hosts) == len(nodes), (
+        f"{inventory.expect.nccl_test}: ranks ran on {', '.join(result.distinct_hosts)}, not on every node: MPI "
+        "did not run one job across the nodes (check the -H addresses and passwordless SSH on the CX7 addresses)")
+    assert result.ok and result.out_of_bounds == 0, (
+        f"{inventory.expect.nccl_test}: {result.out_of_bounds} out-of-bounds values: the collective returned wrong data")
+    assert m.verdict != "failed", f"{inventory.expect.nccl_test}: {m}. Usual cause: NCCL fell back to sockets " \
+                                  "(NCCL_DEBUG=INFO shows NET/Socket instead of NET/IB) or a CX7 link is down"
+
+
+def test_netplan_file_persists_the_cx7_addresses(cx7_node):
+    node = cx7_node
+    names = [c.name for c in node.spec.cx7]
+    stat = node.run(f"stat -c '%a %U' {NETPLAN}")
+    assert stat.ok, f"{node.name}: {NETPLAN} does not exist ({stat.stderr.strip()}): the addresses were set " \
+                    "with ip addr add and are lost at the next reboot"
+    mode, owner = stat.stdout.split()
+    files = node.run(f"grep -l -E {quote('|'.join(names))} /etc/netplan/*.yaml").stdout.split()
+    assert (mode, owner) == ("600", "root"), mismatch(f"{node.name} {NETPLAN}", "mode and owner", "600 root",
+                                                      f"{mode} {owner}", "sudo chmod 600 (netplan warns otherwise)")
+    others = [f for f in files if f != NETPLAN]
+    assert not others, (f"{node.name}: {', '.join(others)} also configure{'s' if len(others) == 1 else ''} "
+                        f"{', '.join(names)}: two netplan files for the same interfaces fight at every apply")

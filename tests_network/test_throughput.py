@@ -1,0 +1,52 @@
+"""Step 3 and 8: what really passes between two nodes (iperf3), lane by lane and over the bond.
+
+Pairs come in rounds of disjoint pairs; a test holds both nodes' locks, so two throughput
+tests that share a node never overlap, with or without xdist.
+"""
+
+import pytest
+
+from rackproof import traffic
+from rackproof.measure import Expectation
+
+SLOW_CAUSES = ("a lane negotiated 10G (switch port group or the Thor's flash-time 25G setting), a cable or "
+               "port with errors (see retransmits, ethtool --show-fec -I), or CPU-bound iperf3 on the receiver")
+
+
+def _figures(r) -> str:
+    return f"retransmits {r.retransmits if r.retransmits is not None else 'not reported'}, {r.num_streams} stream(s)"
+
+
+@pytest.mark.step(3)
+@pytest.mark.capability("cluster network bandwidth")
+def test_iperf3_one_stream(link_pair, inventory, step, measure):
+    src, dst = link_pair.src, link_pair.dst
+    result = traffic.iperf3(src, dst, dst.spec.ip, streams=1, seconds=inventory.expect.iperf_seconds)
+    lane = inventory.lane_bps()
+    m = measure("lane rate", link_pair.where, result.received_bps / 1e9, "Gbit/s",
+                Expectation(lane * inventory.expect.lane_floor_fraction / 1e9))
+    assert m.verdict != "failed", (
+        f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream): {m}; {_figures(result)}. "
+        f"Usual cause: {SLOW_CAUSES}")
+    if inventory.bonded(src.spec, step) and inventory.bonded(dst.spec, step):
+        ceiling = lane * inventory.expect.single_stream_ceiling_lanes
+        assert result.received_bps <= ceiling, (
+            f"{link_pair.where}: one TCP stream moved {result.received_bps / 1e9:.3g} Gbit/s, more than one lane "
+            f"({ceiling / 1e9:.3g} Gbit/s): a bond with xmit_hash_policy=layer3+4 keeps a connection on one lane. "
+            "Usual cause: the measurement did not cross the bond (check the address) or a balance-rr bond")
+
+
+@pytest.mark.step(8)
+@pytest.mark.capability("bonded bandwidth")
+def test_iperf3_bonded_four_streams(link_pair, inventory, step, measure):
+    src, dst = link_pair.src, link_pair.dst
+    if not (inventory.bonded(src.spec, step) and inventory.bonded(dst.spec, step)):
+        pytest.skip(f"{link_pair.where}: not both bonded in the inventory")
+    lanes = min(len(src.spec.bond.lanes), len(dst.spec.bond.lanes))
+    result = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=inventory.expect.iperf_seconds)
+    m = measure("bonded rate", link_pair.where, result.received_bps / 1e9, "Gbit/s",
+                Expectation(lanes * inventory.lane_bps() * inventory.expect.bond_floor_fraction / 1e9))
+    assert m.verdict != "failed", (
+        f"{link_pair.where} (bond0, iperf3 -P 4): {m} ({lanes} lanes); {_figures(result)}. Usual cause: a bond "
+        "member without link or at 10G (see test_bond_state and test_lane_speed), the switch's LAG hashing "
+        "only on layer 2, or xmit_hash_policy other than layer3+4")
