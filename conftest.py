@@ -1,3 +1,3 @@
 """rackproof's pytest plugin lives in fixtures/; this file only loads it."""
 
-pytest_plugins = ["fixtures.options", "fixtures.cluster", "fixtures.evidence", "fixtures.reporting"]
+pytest_plugins = ["fixtures.options", "fixtures.cluster", "fixtures.evidence", "fixtures.serving", "fixtures.reporting"]

@@ -134,7 +134,7 @@ def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None 
             transport = SshTransport(node.name, node.ssh_name, inventory.cluster.user, ssh.connect_timeout,
                                      ssh_config=_expand(ssh.config), identity=_expand(ssh.identity), jump=ssh.jump)
         if record is not None and replay is None:
-            transport = RecordingTransport(transport, node.name, record)
+            transport = RecordingTransport(transport, node.name, record, redact=log.redact)
         hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout))
     return hosts
 

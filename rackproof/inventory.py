@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 Platform = Literal["thor", "spark"]
 FecMode = Literal["RS", "BaseR", "Off", "None", "Auto", "LLRS"]
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 FINISHED = 9  # "The order to build it" has nine steps; no --step means the finished cluster
 
 
@@ -222,6 +223,26 @@ class Inventory(Model):
 
     def engine_node(self, engine: Engine) -> Node:
         return self.node(engine.node)
+
+    def engine_flag_host(self, engine: Engine) -> str:
+        """HOST of the agent's `--engine MODEL=HOST:PORT`: as written, else 127.0.0.1 on the
+        agent's own node (the chapter's rule), else the node's name."""
+        if engine.host:
+            return engine.host
+        return "127.0.0.1" if self.agent and engine.node == self.agent.node else engine.node
+
+    def engine_listen(self, engine: Engine) -> str:
+        """The address the engine's server must listen on: a model on the agent's node that the
+        agent reaches at 127.0.0.1 listens there; every other one on its node's cluster address."""
+        if engine.listen:
+            return engine.listen
+        if self.engine_flag_host(engine) in LOOPBACK:
+            return "127.0.0.1"
+        return self.engine_node(engine).ip
+
+    def engine_url(self, engine: Engine) -> str:
+        """Where the engine answers, as seen from the agent's node."""
+        return f"http://{self.engine_listen(engine)}:{engine.port}"
 
     def lanes_at(self, step: int) -> list[tuple[Node, Lane]]:
         """The lanes that are cabled by `step`, of the nodes that have joined by then."""

@@ -14,6 +14,9 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Protocol
+from urllib.parse import urlsplit
+
+from .http import HttpRequest, HttpResponse, exchange
 
 
 class NodeUnreachable(Exception):
@@ -62,14 +65,18 @@ class Result:
 class EvidenceLog:
     """Where evidence goes. The pytest glue points `sink` at the current test."""
 
-    def __init__(self, secrets: Callable[[], list[str]] = list):
-        self._secrets = secrets
+    def __init__(self):
+        self._secrets: set[str] = set()
         self.sink: list[Evidence] | None = None
 
+    def add_secret(self, secret: str) -> None:
+        """A value (an access key) that must never appear in evidence, recordings or reports."""
+        if secret:
+            self._secrets.add(secret)
+
     def redact(self, text: str) -> str:
-        for secret in self._secrets():
-            if secret:
-                text = text.replace(secret, "[REDACTED]")
+        for secret in self._secrets:
+            text = text.replace(secret, "[REDACTED]")
         return text
 
     def add(self, ev: Evidence) -> None:
@@ -81,6 +88,7 @@ class EvidenceLog:
 
 class Transport(Protocol):
     def execute(self, command: str, timeout: float) -> Result: ...
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse: ...
     def close(self) -> None: ...
 
 
@@ -98,24 +106,36 @@ class Remote:
 
     def run(self, command: str, timeout: float | None = None) -> Result:
         timeout = timeout or self.default_timeout
+        result, started = self._attempt(command, lambda: self.transport.execute(command, timeout), timeout)
+        self.log.add(Evidence(self.node, command, result.exit_status, result.stdout, result.stderr,
+                              result.duration, started))
+        return result
+
+    def http(self, request: HttpRequest, timeout: float = 30.0) -> HttpResponse:
+        """An HTTP request as this node makes it; evidence like a command (exit status: HTTP status)."""
+        response, started = self._attempt(request.describe(), lambda: self.transport.http(request, timeout), timeout)
+        self.log.add(Evidence(self.node, request.describe(), response.status, response.text, "",
+                              response.duration_s, started))
+        return response
+
+    def _attempt(self, what: str, call: Callable, timeout: float):
+        """call() -> (its answer, start time); an unreachable node or a timeout is evidence too."""
         started = time.time()
         try:
             if self._unreachable:
                 raise self._unreachable
             with self._lock:  # one fabric connection per node is not safe to share across threads
-                result = self.transport.execute(command, timeout)
+                return call(), started
         except NodeUnreachable as e:
             self._unreachable = e
-            self.log.add(Evidence(self.node, command, None, "", "", time.time() - started, started,
-                                  note=f"unreachable: {e.reason}"))
+            self._no_answer(what, started, f"unreachable: {e.reason}")
             raise
-        except CommandTimeout:
-            self.log.add(Evidence(self.node, command, None, "", "", time.time() - started, started,
-                                  note=f"timed out after {timeout:g} s"))
-            raise
-        self.log.add(Evidence(self.node, command, result.exit_status, result.stdout, result.stderr,
-                              result.duration, started))
-        return result
+        except (TimeoutError, CommandTimeout):
+            self._no_answer(what, started, f"timed out after {timeout:g} s")
+            raise CommandTimeout(self.node, what, timeout) from None
+
+    def _no_answer(self, what: str, started: float, note: str) -> None:
+        self.log.add(Evidence(self.node, what, None, "", "", time.time() - started, started, note=note))
 
     def close(self) -> None:
         self.transport.close()
@@ -135,6 +155,9 @@ class LocalTransport:
         except subprocess.TimeoutExpired:
             raise CommandTimeout(self.node, command, timeout) from None
         return Result(command, proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        return exchange(request, timeout)
 
     def close(self) -> None:
         pass
@@ -184,6 +207,27 @@ class SshTransport:
             self.close()
             raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
         return Result(command, r.exited, r.stdout, r.stderr, time.monotonic() - started)
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        """Through a port forwarded from the controller to the node: the request leaves the node."""
+        import paramiko
+
+        target = urlsplit(request.url)
+        conn = self._connection()
+        try:
+            if not conn.is_connected:
+                conn.open()
+            with socket.socket() as probe:  # a free local port for the forward
+                probe.bind(("127.0.0.1", 0))
+                local_port = probe.getsockname()[1]
+            with conn.forward_local(local_port, remote_port=target.port or 80, remote_host=target.hostname,
+                                    local_host="127.0.0.1"):
+                return exchange(request, timeout, via=("127.0.0.1", local_port))
+        except TimeoutError:  # the HTTP answer was late: not a connection problem
+            raise
+        except (OSError, EOFError, paramiko.SSHException) as e:
+            self.close()
+            raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
 
     def close(self) -> None:
         if self._conn is not None:

@@ -16,6 +16,7 @@ import json
 import re
 from pathlib import Path
 
+from .http import HttpRequest, HttpResponse
 from .remote import CommandTimeout, NodeUnreachable, Result, Transport
 
 # option value or name pattern -> mask; options whose values are incidental to the check
@@ -24,7 +25,7 @@ _INCIDENTAL = [
                 r"|-o ConnectTimeout=|ConnectTimeout=)\s*\d+(\.\d+)?"), r"\1 <n>"),
     (re.compile(r"/tmp/[\w.@-]+"), "<tmp>"),
     (re.compile(r"\bkill (-\w+ )?\d+"), r"kill \1<pid>"),
-    (re.compile(r":\d{4,5}\b"), ":<port>"),
+    (re.compile(r"sport = :\d+"), "sport = :<port>"),
 ]
 
 
@@ -89,16 +90,28 @@ class ReplayTransport:
         self.node = node
         self.answers = recording.answers.get(node, {})
 
-    def execute(self, command: str, timeout: float) -> Result:
+    def _answer(self, command: str) -> dict:
         if "<unreachable>" in self.answers:
             raise NodeUnreachable(self.node, self.answers["<unreachable>"]["unreachable"])
         entry = self.answers.get(command_key(command))
         if entry is None:
             raise ReplayError(f"the recording has no answer from {self.node} for `{command_key(command)}`")
         if entry.get("timed_out"):
-            raise CommandTimeout(self.node, command, timeout)
+            raise TimeoutError(command)
+        return entry
+
+    def execute(self, command: str, timeout: float) -> Result:
+        try:
+            entry = self._answer(command)
+        except TimeoutError:
+            raise CommandTimeout(self.node, command, timeout) from None
         return Result(command, entry["exit_status"], entry.get("stdout", ""), entry.get("stderr", ""),
                       entry.get("duration", 0.0))
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        entry = self._answer(request.describe())
+        return HttpResponse(entry["exit_status"], entry.get("stdout", ""), entry.get("first_byte_s"),
+                            entry.get("duration", 0.0))
 
     def close(self) -> None:
         pass
@@ -107,8 +120,8 @@ class ReplayTransport:
 class RecordingTransport:
     """Wraps a live transport and appends each answer to DIR/<node>.json."""
 
-    def __init__(self, inner: Transport, node: str, directory: str | Path):
-        self.inner, self.node = inner, node
+    def __init__(self, inner: Transport, node: str, directory: str | Path, redact=lambda text: text):
+        self.inner, self.node, self.redact = inner, node, redact
         self.path = Path(directory) / f"{node}.json"
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -120,18 +133,29 @@ class RecordingTransport:
             entries = [e for e in entries if command_key(e["command"]) != command_key(entry["command"])]
             self.path.write_text(json.dumps(entries + [entry], indent=1) + "\n")
 
-    def execute(self, command: str, timeout: float) -> Result:
+    def _record(self, what: str, call):
         try:
-            result = self.inner.execute(command, timeout)
+            answer = call()
         except NodeUnreachable as e:
             self.path.write_text(json.dumps({"unreachable": e.reason}) + "\n")
             raise
-        except CommandTimeout:
-            self._append({"command": command, "timed_out": True})
+        except (CommandTimeout, TimeoutError):
+            self._append({"command": what, "timed_out": True})
             raise
-        self._append({"command": command, "exit_status": result.exit_status, "stdout": result.stdout,
-                      "stderr": result.stderr, "duration": round(result.duration, 3)})
+        return answer
+
+    def execute(self, command: str, timeout: float) -> Result:
+        result = self._record(command, lambda: self.inner.execute(command, timeout))
+        self._append({"command": command, "exit_status": result.exit_status, "stdout": self.redact(result.stdout),
+                      "stderr": self.redact(result.stderr), "duration": round(result.duration, 3)})
         return result
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        response = self._record(request.describe(), lambda: self.inner.http(request, timeout))
+        self._append({"command": request.describe(), "exit_status": response.status,
+                      "stdout": self.redact(response.text), "first_byte_s": response.first_byte_s,
+                      "duration": round(response.duration_s, 3)})
+        return response
 
     def close(self) -> None:
         self.inner.close()

@@ -1,0 +1,101 @@
+"""Step 6: thor-tigress-agent on the head node checks the access key and routes each model named
+by an `--engine MODEL=HOST:PORT` to its engine; tokens per second through it are recorded, and
+a model served on another node keeps up with the same model on the agent's own node."""
+
+import pytest
+
+from rackproof import capabilities, serving
+from rackproof.explain import mismatch
+from rackproof.measure import Expectation
+from rackproof.probes.agent import parse_agent_process
+
+pytestmark = pytest.mark.step(6)
+
+AGENT_CAPABILITY = pytest.mark.capability("the agent: one address and one key for every model", blocks=True)
+
+
+def agent_url(inventory) -> str:
+    return f"http://{inventory.agent.listen}"
+
+
+@AGENT_CAPABILITY
+def test_agent_routes_exactly_the_inventory_engines(agent, inventory):
+    process = agent.read("ps -eo pid=,args=", lambda out: parse_agent_process(out, inventory.agent.process))
+    assert process, (f"{agent.name}: no {inventory.agent.process} process is running. Usual cause: it was not "
+                     "started, or exited (a bad --engine argument, the port already taken)")
+    found = dict(process.engines)
+    wanted = {e.model: f"{inventory.engine_flag_host(e)}:{e.port}" for e in inventory.engines if e.agent}
+    problems = [f"missing --engine {m}={t}" for m, t in wanted.items() if m not in found]
+    problems += [f"--engine {m}={found[m]} points elsewhere (expected {m}={t})"
+                 for m, t in wanted.items() if m in found and found[m] != t]
+    problems += [f"extra --engine {m}={t} (not in the inventory)" for m, t in found.items() if m not in wanted]
+    duplicated = [m for m, _ in process.engines if [x for x, _ in process.engines].count(m) > 1]
+    problems += [f"--engine {m} given more than once" for m in sorted(set(duplicated))]
+    assert not problems, f"{agent.name} {inventory.agent.process} (pid {process.pid}): " + "; ".join(problems)
+    assert process.listen in (None, inventory.agent.listen), mismatch(
+        f"{agent.name} {inventory.agent.process}", "--listen", inventory.agent.listen, process.listen,
+        "the agent was started with another --listen")
+
+
+@AGENT_CAPABILITY
+@pytest.mark.parametrize("auth", ["no key", "a wrong key"])
+def test_agent_refuses_requests_without_the_key(agent, inventory, auth):
+    sent = serving.NO_KEY if auth == "no key" else serving.bearer(serving.wrong_key(), auth)
+    response = serving.get(agent, f"{agent_url(inventory)}/v1/models", sent)
+    assert response.status in (401, 403), (
+        f"{agent.name} agent at {inventory.agent.listen}: a request with {auth} was answered {response.status or 'nothing'}"
+        + (" (allowed!): anyone who reaches the agent can use every model" if response.status == 200 else "")
+        + ". Usual cause: the agent runs without its access key, or is not running")
+
+
+@AGENT_CAPABILITY
+def test_agent_lists_every_model_with_the_key(agent, inventory, access_key):
+    response, models = serving.models(agent, agent_url(inventory), serving.bearer(access_key, "the access key"))
+    assert response.status == 200, (f"{agent.name} agent at {inventory.agent.listen}: GET /v1/models with the key "
+                                    f"answered {response.status or 'nothing'}: {response.text[:200].strip()}")
+    wanted = [e.model for e in inventory.engines if e.agent]
+    missing = [m for m in wanted if m not in (models or ())]
+    assert not missing, mismatch(f"{agent.name} agent", "models listed with the key", ", ".join(wanted),
+                                 ", ".join(models or ()) or "none", "a missing --engine entry")
+
+
+def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, measure, guards):
+    model = routed_engine.spec.model
+    guards(*capabilities.serving(model))
+    agent = hosts[inventory.agent.node]
+    chat = serving.chat(agent, agent_url(inventory), model, serving.bearer(access_key, "the access key"))
+    where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
+            f"{routed_engine.spec.port})"
+    assert chat.problem is None, (f"{where}: the streamed chat completion did not generate: {chat.problem}. "
+                                  "Usual cause: the engine behind this --engine is down or unreachable from "
+                                  f"{agent.name}")
+    if chat.ttft_s is not None:
+        measure("time to first token", where, chat.ttft_s * 1000, "ms")
+    floor = routed_engine.spec.tokens_per_s_floor
+    m = measure("tokens/s", where, chat.tokens_per_s or 0.0, "tokens/s",
+                Expectation(floor) if floor is not None else None)
+    assert m.verdict != "failed", f"{where}: {m}. Usual cause: the engine's node is busy, in a lower power " \
+                                  "mode (nvpmodel), or the engine was built for other settings"
+
+
+def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, hosts, access_key, measure, guards):
+    """The chapter's step 6: the model through the agent from another node vs the same model on
+    the agent's node."""
+    remote = local_and_remote.spec
+    guards(*capabilities.serving(remote.model))
+    agent = hosts[inventory.agent.node]
+    local = next(e for e in inventory.engines if e.node == agent.name and e.model == remote.model)
+    through_agent = serving.chat(agent, agent_url(inventory), remote.model, serving.bearer(access_key, "the access key"))
+    on_agent_node = serving.chat(agent, inventory.engine_url(local), local.model)
+    for label, chat in (("through the agent", through_agent), (f"on {agent.name}", on_agent_node)):
+        assert chat.problem is None and chat.tokens_per_s, f"{remote.model} {label}: no rate to compare: {chat.problem}"
+    ratio = through_agent.tokens_per_s / on_agent_node.tokens_per_s
+    measure("tokens/s", f"{remote.model} on {remote.node} via the agent", through_agent.tokens_per_s, "tokens/s")
+    measure("tokens/s", f"{remote.model} on {agent.name} (local)", on_agent_node.tokens_per_s, "tokens/s")
+    m = measure("remote/local tokens/s", f"{remote.model}: {remote.node} via agent / {agent.name}", ratio, "ratio",
+                Expectation(inventory.expect.remote_tokens_ratio_floor))
+    assert m.verdict != "failed", (
+        f"{remote.model} on {remote.node} through the agent makes {through_agent.tokens_per_s:.1f} tokens/s, "
+        f"{ratio:.0%} of the same model on {agent.name} ({on_agent_node.tokens_per_s:.1f} tokens/s); expected at "
+        f"least {inventory.expect.remote_tokens_ratio_floor:.0%}. Usual cause: {remote.node} runs another JetPack or "
+        "power mode, its engine was built with other settings, or it is busy with other work")

@@ -1,0 +1,56 @@
+"""Step 5: each engine's server listens on its node's cluster address (not 127.0.0.1, not every
+address), and from the agent's node it lists its model, is healthy and really generates."""
+
+import pytest
+
+from rackproof import capabilities, serving
+from rackproof.explain import mismatch
+from rackproof.probes.sockets import parse_ss_listen, scope
+
+pytestmark = pytest.mark.step(5)
+
+
+@pytest.fixture(autouse=True)
+def _serving_capability(engine, guards):
+    guards(*capabilities.serving(engine.spec.model))
+
+
+def test_engine_listens_on_its_cluster_address(engine, inventory):
+    expected = inventory.engine_listen(engine.spec)
+    port = engine.spec.port
+    listeners = [l for l in engine.host.read("ss -Hltn", parse_ss_listen) if l.port == port]
+    addresses = sorted({l.local_address for l in listeners})
+    assert listeners, (f"{engine.where}: nothing listens on port {port} of {engine.host.name}. Usual cause: the "
+                       "engine server is not running (crashed while loading, or never started)")
+    if scope(expected) != "loopback":
+        assert not any(scope(a) == "loopback" for a in addresses) or expected in addresses, (
+            f"{engine.where}: the server listens on {', '.join(addresses)} port {port}: it accepts connections from "
+            f"its own machine only: the agent on {inventory.agent.node if inventory.agent else 'the head node'} "
+            f"cannot reach it. Start it with --host {expected}")
+    assert not any(scope(a) == "any" for a in addresses), (
+        f"{engine.where}: the server listens on every address ({', '.join(addresses)} port {port}), so it is exposed "
+        f"beyond the cluster switch (the house network too). Start it with --host {expected}")
+    assert expected in addresses, mismatch(f"{engine.where}", "listen address", f"{expected}:{port}",
+                                           ", ".join(f"{a}:{port}" for a in addresses),
+                                           "the server was started with another --host")
+
+
+def test_engine_answers_from_the_agent_node(engine, inventory, hosts, measure):
+    via = hosts[inventory.agent.node] if inventory.agent else engine.host
+    response, models = serving.models(via, engine.url)
+    seen_from = f"(from {via.name})"
+    assert response.status == 200, (
+        f"{engine.where}: GET /v1/models {seen_from} answered {response.status or 'nothing'}: "
+        f"{response.text[:200].strip()}. Usual cause: the server is down, or listens on another address")
+    assert models and engine.spec.model in models, mismatch(
+        engine.where, f"models listed by GET /v1/models {seen_from}", engine.spec.model, ", ".join(models or ()) or
+        "none", "the server loaded another model folder")
+    health = serving.get(via, f"{engine.url}/health")
+    assert health.status == 200, (f"{engine.where}: GET /health {seen_from} answered {health.status}: "
+                                  "the engine is still loading, or died (503)")
+    chat = serving.chat(via, engine.url, engine.spec.model)
+    assert chat.problem is None, (f"{engine.where}: a short streamed chat completion {seen_from} did not "
+                                  f"generate: {chat.problem}. An open port and a healthy /health do not prove "
+                                  "that the model can generate")
+    if chat.tokens_per_s is not None:
+        measure("tokens/s direct", f"{engine.spec.model} on {engine.host.name}", chat.tokens_per_s, "tokens/s")
