@@ -1,0 +1,30 @@
+"""Small helpers shared by the parsers (private)."""
+
+import json
+
+from . import ParseError
+
+
+def load_json(tool: str, text: str):
+    """json.loads that fails with the tool's ParseError instead of a JSON error."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
+        raise ParseError(tool, f"not JSON: {error}", text) from error
+
+
+def json_field(tool: str, obj, key: str, kind, text: str, *, optional: bool = False):
+    """obj[key], checked to be an instance of `kind` (a type or a tuple of types).
+
+    JSON true/false never pass as numbers: bool is an int subclass in Python.
+    """
+    if not isinstance(obj, dict):
+        raise ParseError(tool, f"expected a JSON object holding {key!r}, got {type(obj).__name__}", text)
+    value = obj.get(key)
+    if value is None and optional:
+        return None
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        wanted = " or ".join(k.__name__ for k in kinds)
+        raise ParseError(tool, f"field {key!r} missing or not {wanted}: {value!r}", text)
+    return value

@@ -1,0 +1,161 @@
+"""`ethtool IFACE` (run with LC_ALL=C) -> LinkInfo: speed, duplex, link state of one interface.
+
+Real output indents with tabs, copies in documents with spaces; lines without a "Key:" are
+continuations of the key above (link mode lists). Without root, lines such as "netlink error:
+Operation not permitted" are mixed in; they are keys nobody asks for. `ethtool A B C` reports
+only A, and if outputs of several interfaces were concatenated only the first block is read.
+
+Also home of the two helpers every "Key: value" parser here shares (fec, bonding).
+"""
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+
+TOOL = "ethtool"
+
+# A key starts with a letter: hex dumps ("0x0000: 11 06") and continuation lines
+# ("10000baseT/Full", "drv probe link") are not keys.
+_KEY_VALUE = re.compile(r"([A-Za-z][^:]*?)\s*:\s*(.*)")
+# A 64-bit counter has at most 20 digits; the bound also keeps int() clear of Python's
+# 4300-digit limit on arbitrary text.
+_UNSIGNED = re.compile(r"[0-9]{1,20}")
+
+_SETTINGS_FOR = re.compile(r"Settings for (\S+):")
+_SPEED = re.compile(r"([0-9]{1,20})Mb/s")
+_NOT_REPORTED = "Not reported"
+
+
+def split_key_value(line: str) -> tuple[str, str] | None:
+    """("Key", "value") of a "Key: value" line, whatever its indentation; None for other lines."""
+    match = _KEY_VALUE.fullmatch(line.strip())
+    return (match[1], match[2]) if match else None
+
+
+def int_value(tool: str, value: str, what: str, text: str) -> int:
+    """A non-negative decimal the tool printed, or the tool's ParseError naming the field."""
+    if not _UNSIGNED.fullmatch(value):
+        raise ParseError(tool, f"{what} is not a number: {value!r}", text)
+    return int(value)
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    interface: str | None = None        # from "Settings for X:"; None when the header is missing
+    speed_mbps: int | None = None       # None for "Unknown!" (link down on most drivers) or no line
+    duplex: str | None = None           # "Full", "Half"; None for "Unknown! (255)"
+    link_detected: bool | None = None   # only from "Link detected:"; None when ethtool could not tell
+    port: str | None = None             # "Direct Attach Copper", "FIBRE", "Twisted Pair", "Other"
+    auto_negotiation: bool | None = None
+    lanes: int | None = None            # netlink-era ethtool only
+    supported_link_modes: tuple[str, ...] = ()   # empty for "Not reported"
+    advertised_link_modes: tuple[str, ...] = ()
+
+
+def parse_ethtool(text: str) -> LinkInfo:
+    interface, fields = _first_block(text)
+    if interface is None and not {"Speed", "Link detected"} & fields.keys():
+        raise ParseError(TOOL, "no 'Settings for', 'Speed' or 'Link detected' line", text)
+    return LinkInfo(
+        interface=interface,
+        speed_mbps=_speed(fields.get("Speed"), text),
+        duplex=_known(fields.get("Duplex")),
+        link_detected=_on_off(fields.get("Link detected"), "yes", "no", "Link detected", text),
+        port=_first_line(fields.get("Port")),
+        auto_negotiation=_on_off(fields.get("Auto-negotiation"), "on", "off", "Auto-negotiation", text),
+        lanes=_optional_int(fields.get("Lanes"), "Lanes", text),
+        supported_link_modes=_link_modes(fields.get("Supported link modes")),
+        advertised_link_modes=_link_modes(fields.get("Advertised link modes")),
+    )
+
+
+def _first_block(text: str) -> tuple[str | None, dict[str, list[str]]]:
+    """Interface name and key -> [value, continuation lines...] of the first interface's block."""
+    interface = None
+    fields: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        header = _SETTINGS_FOR.fullmatch(line.strip())
+        if header:
+            if interface is not None:
+                break                       # a second interface's block
+            interface = header[1]
+            current = None
+            continue
+        pair = split_key_value(line)
+        if pair:
+            key, value = pair
+            current = fields.setdefault(key, [value]) if key not in fields else None
+        elif line.strip() and current is not None:
+            current.append(line.strip())
+    return interface, fields
+
+
+def _first_line(value: list[str] | None) -> str | None:
+    return value[0] if value else None
+
+
+def _known(value: list[str] | None) -> str | None:
+    first = _first_line(value)
+    return None if first is None or first.startswith("Unknown") else first
+
+
+def _speed(value: list[str] | None, text: str) -> int | None:
+    first = _known(value)
+    if first is None:
+        return None
+    match = _SPEED.fullmatch(first)
+    if match is None:
+        raise ParseError(TOOL, f"unreadable Speed: {first!r}", text)
+    return int(match[1])
+
+
+def _on_off(value: list[str] | None, yes: str, no: str, what: str, text: str) -> bool | None:
+    first = _first_line(value)
+    if first is None:
+        return None
+    if first not in (yes, no):
+        raise ParseError(TOOL, f"{what} is neither {yes!r} nor {no!r}: {first!r}", text)
+    return first == yes
+
+
+def _optional_int(value: list[str] | None, what: str, text: str) -> int | None:
+    first = _first_line(value)
+    return None if first is None else int_value(TOOL, first, what, text)
+
+
+def _link_modes(value: list[str] | None) -> tuple[str, ...]:
+    # Older ethtool prints several modes per line ("10baseT/Half 10baseT/Full"), newer one.
+    if not value or value[0] == _NOT_REPORTED:
+        return ()
+    return tuple(mode for line in value for mode in line.split())
+
+
+def render_ethtool(info: LinkInfo) -> str:
+    """`ethtool IFACE` as the netlink-era tool prints it: tab-indented, real line order.
+
+    Lines for fields that are None are left out (except Speed/Duplex, printed as Unknown!),
+    so parse_ethtool(render_ethtool(info)) == info.
+    """
+    lines = [f"Settings for {info.interface}:"] if info.interface is not None else []
+    lines += _render_link_modes("Supported link modes:", info.supported_link_modes)
+    lines += _render_link_modes("Advertised link modes:", info.advertised_link_modes)
+    lines.append(f"\tSpeed: {info.speed_mbps}Mb/s" if info.speed_mbps is not None else "\tSpeed: Unknown!")
+    if info.lanes is not None:
+        lines.append(f"\tLanes: {info.lanes}")
+    lines.append(f"\tDuplex: {info.duplex}" if info.duplex is not None else "\tDuplex: Unknown! (255)")
+    if info.auto_negotiation is not None:
+        lines.append(f"\tAuto-negotiation: {'on' if info.auto_negotiation else 'off'}")
+    if info.port is not None:
+        lines.append(f"\tPort: {info.port}")
+    if info.link_detected is not None:
+        lines.append(f"\tLink detected: {'yes' if info.link_detected else 'no'}")
+    return "\n".join(lines) + "\n"
+
+
+def _render_link_modes(label: str, modes: tuple[str, ...]) -> list[str]:
+    # ethtool pads the label to 24 columns and lines up one mode per continuation line under it.
+    column = 24
+    first, *rest = modes or (_NOT_REPORTED,)
+    return [f"\t{label:<{column}}{first}"] + [f"\t{'':<{column}}{mode}" for mode in rest]

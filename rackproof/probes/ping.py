@@ -1,0 +1,108 @@
+"""iputils `ping` (run with LC_ALL=C) -> PingResult; a batch of pings from one node -> per target.
+
+One SSH round trip per source node: `ping_batch_command` pings every peer in a loop and marks
+where each ping's output starts, `parse_ping_batch` splits it again.
+"""
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from . import ParseError
+
+TOOL = "ping"
+BATCH_MARKER = "### rackproof-ping "
+
+# "3 packets transmitted, 3 received, +2 duplicates, +1 errors, 0% packet loss, time 2003ms"
+# (busybox: "3 packets received"; loss can be fractional: "33.3333%")
+_SUMMARY = re.compile(
+    r"^(?P<transmitted>\d+) packets transmitted, (?P<received>\d+) (?:packets )?received,"
+    r"(?:.*?\+(?P<errors>\d+) errors,)?.*?(?P<loss>\d+(?:\.\d+)?)% packet loss", re.M)
+# "rtt min/avg/max/mdev = 0.055/0.065/0.079/0.010 ms[, pipe 2]" (busybox/BSD: round-trip ..., no mdev)
+_RTT = re.compile(
+    r"^(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))? ms", re.M)
+_STATISTICS = re.compile(r"^--- (?P<target>\S+) ping statistics ---$", re.M)
+# ping's own failure before any packet: "ping: connect: Network is unreachable",
+# "ping: thor-9: Name or service not known" (the prefix is argv[0], so any path ending in ping)
+_FAILURE = re.compile(r"^\S*ping\d?: (?P<message>.+)$", re.M)
+_MARKER = re.compile(rf"^{re.escape(BATCH_MARKER)}(.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class PingResult:
+    target: str
+    transmitted: int
+    received: int
+    loss_percent: float
+    rtt_min_ms: float | None     # None when no reply came back
+    rtt_avg_ms: float | None
+    rtt_max_ms: float | None
+    rtt_mdev_ms: float | None
+    errors: int = 0              # ICMP errors, e.g. "Destination Host Unreachable" (no ARP answer)
+    error: str | None = None     # ping gave up before sending: name not resolved, no route
+
+
+def parse_ping(text: str, target: str | None = None) -> PingResult:
+    """One ping run. `target` names the host when ping failed before printing its statistics
+    (the batch markers know it); otherwise the statistics line names it."""
+    summary = _SUMMARY.search(text)
+    if summary is None:
+        return _failure(text, target)
+    statistics = _STATISTICS.search(text)
+    rtt = _RTT.search(text)
+    if statistics is None and target is None:
+        raise ParseError(TOOL, "no '--- TARGET ping statistics ---' line", text)
+    return PingResult(
+        target=statistics["target"] if statistics else target,
+        transmitted=int(summary["transmitted"]),
+        received=int(summary["received"]),
+        loss_percent=float(summary["loss"]),
+        rtt_min_ms=float(rtt["min"]) if rtt else None,
+        rtt_avg_ms=float(rtt["avg"]) if rtt else None,
+        rtt_max_ms=float(rtt["max"]) if rtt else None,
+        rtt_mdev_ms=float(rtt["mdev"]) if rtt and rtt["mdev"] else None,
+        errors=int(summary["errors"] or 0),
+    )
+
+
+def _failure(text: str, target: str | None) -> PingResult:
+    failures = _FAILURE.findall(text)
+    if not failures:
+        raise ParseError(TOOL, "no statistics and no ping error message (not LC_ALL=C?)", text)
+    if target is None:
+        raise ParseError(TOOL, f"ping failed ({failures[-1]}) and the target is unknown", text)
+    return PingResult(target, 0, 0, 100.0, None, None, None, None, error=failures[-1])
+
+
+def ping_batch_command(targets, count: int = 3) -> str:
+    """Shell command pinging every target in turn; stderr joins stdout so that an error
+    ("Name or service not known") stays under its target's marker."""
+    targets = list(targets)
+    if not targets:
+        raise ValueError("no targets to ping")
+    for target in targets:
+        # a leading '-' would be read as an option; whitespace would break the markers
+        if not target or target.startswith("-") or any(c.isspace() for c in target):
+            raise ValueError(f"not a ping target: {target!r}")
+    if count < 1:
+        raise ValueError(f"count must be at least 1, not {count}")
+    return (
+        f"for t in {' '.join(shlex.quote(t) for t in targets)}; do "
+        f"echo \"{BATCH_MARKER}$t\"; LC_ALL=C ping -c {int(count)} -W 1 -i 0.2 \"$t\" 2>&1; done"
+    )
+
+
+def parse_ping_batch(text: str) -> dict[str, PingResult]:
+    """target -> PingResult from the output of `ping_batch_command`. Anything before the
+    first marker is ignored (a login shell may print noise first)."""
+    parts = _MARKER.split(text)  # [preamble, target, output, target, output, ...]
+    if len(parts) < 3:
+        raise ParseError(TOOL, f"no '{BATCH_MARKER.strip()}' marker", text)
+    results: dict[str, PingResult] = {}
+    for target, output in zip(parts[1::2], parts[2::2]):
+        target = target.strip()
+        if not target:
+            raise ParseError(TOOL, "marker without a target", text)
+        results[target] = parse_ping(output, target)
+    return results

@@ -1,0 +1,178 @@
+"""rackproof.probes.ethtool against real `ethtool IFACE` outputs (samples/SOURCES.md names them)."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.ethtool import LinkInfo, parse_ethtool, render_ethtool
+
+SAMPLES = Path(__file__).parent / "samples"
+LINK_SAMPLES = [
+    "ethtool_ice_25g_dac_link_up.txt",
+    "ethtool_100g_link_down_speed_unknown_mlxsw.txt",
+    "ethtool_100g_lanes_line_tail_mlxsw.txt",
+    "ethtool_bond0_2x100g_lacp_200000.txt",
+    "ethtool_grep_speed_dgx_spark_100g_before_fix.txt",
+    "ethtool_grep_speed_dgx_spark_200g.txt",
+    "ethtool_multiple_ifnames_only_first_printed_thor.txt",
+    "ethtool_nonroot_permission_errors_insights.txt",
+    "ethtool_thor_mgbe0_0_nonroot_ABRIDGED.txt",
+]
+OTHER_ETHTOOL_OUTPUTS = [       # -S, -i, -m: not link settings
+    "ethtool_S_e1000e_node_exporter_fixture.txt",
+    "ethtool_i_ice.txt",
+    "ethtool_i_mlx5_core_cx4lx.txt",
+    "ethtool_m_dgx_spark_dac_ABRIDGED.txt",
+    "ethtool_m_hexdump_unsupported_decode_ice.txt",
+    "ethtool_m_qsfp28_dac_ice_TRUNCATED.txt",
+]
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / name).read_text()
+
+
+def test_ice_25g_dac_link_up():
+    assert parse_ethtool(sample("ethtool_ice_25g_dac_link_up.txt")) == LinkInfo(
+        interface="eth0", speed_mbps=25000, duplex="Full", link_detected=True,
+        port="Direct Attach Copper", auto_negotiation=False, lanes=None,
+        supported_link_modes=("1000baseT/Full", "10000baseT/Full", "25000baseCR/Full", "25000baseSR/Full",
+                              "1000baseX/Full", "10000baseSR/Full", "10000baseLR/Full"),
+        advertised_link_modes=("10000baseT/Full", "25000baseCR/Full"))
+
+
+def test_link_down_speed_unknown_with_mangled_indentation():
+    info = parse_ethtool(sample("ethtool_100g_link_down_speed_unknown_mlxsw.txt"))
+    assert (info.interface, info.speed_mbps, info.duplex, info.link_detected) == ("swp1", None, None, False)
+    # continuation lines indented with spaces or tabs all belong to the key above
+    assert len(info.supported_link_modes) == 10
+    assert info.advertised_link_modes[-1] == "100000baseCR4/Full"
+
+
+def test_lanes_line_without_header():
+    info = parse_ethtool(sample("ethtool_100g_lanes_line_tail_mlxsw.txt"))
+    assert (info.interface, info.speed_mbps, info.lanes, info.link_detected) == (None, 100000, 4, True)
+
+
+def test_bond_reports_aggregate_speed_and_no_link_modes():
+    info = parse_ethtool(sample("ethtool_bond0_2x100g_lacp_200000.txt"))
+    assert (info.interface, info.speed_mbps, info.port) == ("bond0", 200000, "Other")
+    assert info.auto_negotiation is False
+    assert info.supported_link_modes == info.advertised_link_modes == ()
+
+
+@pytest.mark.parametrize("name, speed", [
+    ("ethtool_grep_speed_dgx_spark_100g_before_fix.txt", 100000),
+    ("ethtool_grep_speed_dgx_spark_200g.txt", 200000),
+])
+def test_grep_speed_line_alone(name, speed):
+    assert parse_ethtool(sample(name)) == LinkInfo(speed_mbps=speed)
+
+
+def test_multiple_interfaces_report_only_the_first():
+    info = parse_ethtool(sample("ethtool_multiple_ifnames_only_first_printed_thor.txt"))
+    assert (info.interface, info.speed_mbps, info.link_detected) == ("mgbe0_0", 25000, True)
+    second = "Settings for mgbe1_0:\n\tSpeed: 10000Mb/s\n\tLink detected: no\n"
+    assert parse_ethtool(sample("ethtool_multiple_ifnames_only_first_printed_thor.txt") + second) == info
+
+
+def test_non_root_noise_before_the_header():
+    info = parse_ethtool(sample("ethtool_nonroot_permission_errors_insights.txt"))
+    assert (info.interface, info.speed_mbps, info.duplex, info.link_detected) == ("eth1", 1000, "Full", True)
+    assert info.supported_link_modes[:2] == ("10baseT/Half", "10baseT/Full")   # two modes per line
+
+
+def test_thor_abridged_non_root():
+    info = parse_ethtool(sample("ethtool_thor_mgbe0_0_nonroot_ABRIDGED.txt"))
+    assert info == LinkInfo(speed_mbps=25000, duplex="Full", link_detected=True, auto_negotiation=True)
+
+
+@pytest.mark.parametrize("name", OTHER_ETHTOOL_OUTPUTS)
+def test_other_ethtool_outputs_are_not_link_settings(name):
+    with pytest.raises(ParseError):
+        parse_ethtool(sample(name))
+
+
+def test_link_state_only_from_link_detected():
+    # some drivers keep printing the speed of a link that is down
+    assert parse_ethtool("Settings for x:\n\tSpeed: 25000Mb/s\n\tLink detected: no\n").link_detected is False
+    assert parse_ethtool("Settings for x:\n\tSpeed: 25000Mb/s\n").link_detected is None
+    cannot = "Cannot get link status: Operation not permitted\nSettings for x:\n\tSpeed: 25000Mb/s\n"
+    assert parse_ethtool(cannot).link_detected is None
+
+
+def test_spaces_instead_of_tabs_and_new_lines_read_the_same():
+    text = sample("ethtool_ice_25g_dac_link_up.txt")
+    spaced = text.replace("\t", "        ")
+    with_new_line = text.replace("\tDuplex: Full\n", "\tDuplex: Full\n\tmaster-slave cfg: preferred slave\n")
+    assert parse_ethtool(spaced) == parse_ethtool(with_new_line) == parse_ethtool(text)
+
+
+@pytest.mark.parametrize("text", [
+    "", "Settings for x:\n\tSpeed: fast\n", "Settings for x:\n\tLink detected: maybe\n",
+    "Settings for x:\n\tLanes: four\n", "Settings for x:\n\tAuto-negotiation: sometimes\n",
+])
+def test_unreadable_values_raise_parse_error(text):
+    with pytest.raises(ParseError):
+        parse_ethtool(text)
+
+
+def test_render_is_the_real_format():
+    up = render_ethtool(LinkInfo("mgbe0_0", 25000, "Full", True))
+    assert up.splitlines()[0] == "Settings for mgbe0_0:"
+    assert {"\tSpeed: 25000Mb/s", "\tDuplex: Full", "\tLink detected: yes"} <= set(up.splitlines())
+    down = render_ethtool(LinkInfo("mgbe0_0", None, None, False))
+    assert {"\tSpeed: Unknown!", "\tDuplex: Unknown! (255)", "\tLink detected: no"} <= set(down.splitlines())
+
+
+def test_render_lines_are_the_samples_lines_in_order():
+    text = sample("ethtool_ice_25g_dac_link_up.txt")
+    rendered = render_ethtool(parse_ethtool(text)).splitlines()
+    real = iter(text.splitlines())
+    assert all(line in real for line in rendered)   # a subsequence: `in` consumes the iterator
+
+
+names = st.text("abcdefghijklmnopqrstuvwxyz0123456789_", min_size=1, max_size=15)
+link_mode = st.builds("{}base{}/{}".format, st.integers(10, 400_000),
+                      st.sampled_from(["T", "KX", "CR", "SR4", "LR4"]), st.sampled_from(["Full", "Half"]))
+link_modes = st.lists(link_mode, max_size=5).map(tuple)
+link_infos = st.builds(
+    LinkInfo,
+    interface=st.none() | names,
+    speed_mbps=st.none() | st.sampled_from([10, 1000, 10000, 25000, 100000, 200000]) | st.integers(0, 10**7),
+    duplex=st.none() | st.sampled_from(["Full", "Half"]),
+    link_detected=st.none() | st.booleans(),
+    port=st.none() | st.sampled_from(["Direct Attach Copper", "FIBRE", "Twisted Pair", "Other", "None"]),
+    auto_negotiation=st.none() | st.booleans(),
+    lanes=st.none() | st.integers(1, 8),
+    supported_link_modes=link_modes,
+    advertised_link_modes=link_modes,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(link_infos)
+def test_render_round_trip(info):
+    assert parse_ethtool(render_ethtool(info)) == info
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text())
+def test_arbitrary_text_gives_a_value_or_parse_error(text):
+    try:
+        assert isinstance(parse_ethtool(text), LinkInfo)
+    except ParseError:
+        pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mangled_real_outputs_give_a_value_or_parse_error(data):
+    lines = sample(data.draw(st.sampled_from(LINK_SAMPLES))).splitlines()
+    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=40))
+    try:
+        assert isinstance(parse_ethtool("\n".join(mangled)), LinkInfo)
+    except ParseError:
+        pass

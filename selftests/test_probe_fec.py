@@ -1,0 +1,121 @@
+"""rackproof.probes.fec against real `ethtool [-I] [--json] --show-fec IFACE` outputs."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.fec import FecInfo, normalize_fec_mode, parse_fec, render_fec
+
+SAMPLES = Path(__file__).parent / "samples"
+FEC_SAMPLES = [
+    "fec_dgx_spark_cx7_auto_none.txt",
+    "fec_dgx_spark_cx7_auto_rs.txt",
+    "fec_dgx_spark_cx7_forced_rs.txt",
+    "fec_hist_ethtool_6.18.txt",
+    "fec_hist_ethtool_6.18_j.json",
+    "fec_ice_with_stats_I.txt",
+    "fec_nfp_doc_auto_off_baser_rs.txt",
+    "fec_stats_per_lane_netdev_2021.txt",
+]
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / name).read_text()
+
+
+@pytest.mark.parametrize("name, expected", [
+    # direct-attach cable between two Sparks: no FEC is the working state
+    ("fec_dgx_spark_cx7_auto_none.txt", FecInfo("enp1s0f0np0", ("Auto",), ("None",))),
+    # through a QSFP switch
+    ("fec_dgx_spark_cx7_auto_rs.txt", FecInfo("enp1s0f1np1", ("Auto",), ("RS",))),
+    ("fec_dgx_spark_cx7_forced_rs.txt", FecInfo("enp1s0f0np0", ("RS",), ("RS",))),
+    ("fec_ice_with_stats_I.txt", FecInfo("ens21f0np0", ("Auto", "RS", "BaseR"), ("RS",), 0, 0)),
+    # older label, doc placeholder as the interface
+    ("fec_nfp_doc_auto_off_baser_rs.txt", FecInfo("<netdev>", ("Auto", "Off", "BaseR", "RS"), ("Auto",))),
+    # per-lane counters under the totals
+    ("fec_stats_per_lane_netdev_2021.txt", FecInfo("eth0", ("None",), ("None",), 256, 145)),
+    # histogram lines with "[ per_lane: ... ]" suffixes
+    ("fec_hist_ethtool_6.18.txt", FecInfo("eni8np1", ("None",), ("None",), 123, 4)),
+])
+def test_real_outputs(name, expected):
+    assert parse_fec(sample(name)) == expected
+
+
+def test_json_output_reads_like_the_text_output():
+    assert parse_fec(sample("fec_hist_ethtool_6.18_j.json")) == parse_fec(sample("fec_hist_ethtool_6.18.txt"))
+
+
+@pytest.mark.parametrize("name", ["fec_dgx_spark_cx7_auto_none.txt", "fec_ice_with_stats_I.txt"])
+def test_render_reproduces_current_ethtool_output(name):
+    assert render_fec(parse_fec(sample(name))) == sample(name)
+
+
+def test_mode_names_are_normalised_and_off_stays_distinct_from_none():
+    info = parse_fec("FEC parameters for eth0:\nConfigured FEC encodings: auto off none rs baser llrs bit7\n"
+                     "Active FEC encoding: rs\n")
+    assert info.configured == ("Auto", "Off", "None", "RS", "BaseR", "LLRS", "BIT7")
+    assert info.active == ("RS",)
+    assert normalize_fec_mode("RS544") == "RS544"      # unknown names stay as printed
+
+
+def test_not_reported_is_one_mode():
+    info = parse_fec("FEC parameters for eth0:\nConfigured FEC encodings: Not reported\n"
+                     "Active FEC encoding: Not reported\n")
+    assert info.configured == info.active == ("Not reported",)
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "netlink error: Operation not supported\n",
+    "FEC parameters for eth0:\nSupported/Configured FEC encodings: Auto\n",       # no active line
+    "FEC parameters for eth0:\nConfigured FEC encodings:\nActive FEC encoding: RS\n",
+    "Configured FEC encodings: RS\nActive FEC encoding: RS\nStatistics:\n  corrected_blocks: many\n",
+    '[ {"ifname": "eth0", "config": [], "active": ["RS"]} ]',
+    '[ {"ifname": "eth0", "config": ["RS"], "active": [1]} ]',
+    '[ {"config": ["RS"], "active": ["RS"], "statistics": {"corrected_blocks": {"total": "x"}}} ]',
+    "[ not json",
+    "[]",
+])
+def test_unreadable_outputs_raise_parse_error(text):
+    with pytest.raises(ParseError):
+        parse_fec(text)
+
+
+modes = st.lists(st.sampled_from(["Auto", "Off", "None", "RS", "BaseR", "LLRS"])
+                 | st.integers(0, 99).map(lambda bit: f"BIT{bit}"), min_size=1, max_size=4).map(tuple)
+fec_infos = st.builds(
+    FecInfo,
+    interface=st.none() | st.text("abcdefghijklmnopqrstuvwxyz0123456789_", min_size=1, max_size=15),
+    configured=modes,
+    active=modes,
+    corrected_blocks=st.none() | st.integers(0, 2**64 - 1),
+    uncorrectable_blocks=st.none() | st.integers(0, 2**64 - 1),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(fec_infos)
+def test_render_round_trip(info):
+    assert parse_fec(render_fec(info)) == info
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text() | st.text().map(lambda text: "[" + text))
+def test_arbitrary_text_gives_a_value_or_parse_error(text):
+    try:
+        assert isinstance(parse_fec(text), FecInfo)
+    except ParseError:
+        pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mangled_real_outputs_give_a_value_or_parse_error(data):
+    lines = sample(data.draw(st.sampled_from(FEC_SAMPLES))).splitlines()
+    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=30))
+    try:
+        assert isinstance(parse_fec("\n".join(mangled)), FecInfo)
+    except ParseError:
+        pass

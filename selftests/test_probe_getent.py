@@ -1,0 +1,79 @@
+"""rackproof.probes.getent against `getent hosts` output.
+
+getent_hosts_local_bind_mounted_hosts.txt: glibc 2.36 `getent hosts thor-1 thor-2.cluster thor-3
+thor-9 thor-4-v6only thor-5 10.10.0.150 localhost thor-6` run on the dev machine with a test
+/etc/hosts bind-mounted in a private mount namespace (exit status 2: thor-9 is not there).
+getent_hosts_format_from_glibc_source.txt: the format from glibc's source (illustration lines).
+"""
+
+import ipaddress
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.getent import parse_getent_hosts
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def test_local_capture():
+    hosts = parse_getent_hosts((SAMPLES / "getent_hosts_local_bind_mounted_hosts.txt").read_text())
+    # the Debian 127.0.1.1 line comes first: the check must see both addresses
+    assert hosts["thor-1"] == ("127.0.1.1", "10.10.0.11")
+    assert hosts["thor-1.cluster"] == ("127.0.1.1", "10.10.0.11")
+    assert hosts["thor-2"] == hosts["thor-2.cluster"] == ("10.10.0.12",)
+    assert hosts["thor-3"] == ("10.10.0.13",)
+    assert "thor-9" not in hosts
+    assert hosts["thor-4-v6only"] == ("fd00:10::14",)
+    assert hosts["a-very-long-hostname-for-padding.cluster.example"] == ("10.10.0.150",)
+    assert hosts["localhost"] == hosts["ip6-loopback"] == ("::1",)
+    assert hosts["thor-6"] == ("fd00:10:20:30:40::16",)  # longer than 15 columns: one space
+
+
+def test_glibc_format_illustration():
+    text = (SAMPLES / "getent_hosts_format_from_glibc_source.txt").read_text()
+    data = "".join(line + "\n" for line in text.splitlines() if not line.startswith("#"))
+    assert parse_getent_hosts(data) == {
+        "thor-01": ("10.0.0.5",), "thor-01.lab": ("10.0.0.5",),
+        "localhost": ("::1",), "ip6-localhost": ("::1",), "ip6-loopback": ("::1",)}
+
+
+def test_nothing_found_is_empty():
+    assert parse_getent_hosts("") == {}
+
+
+@pytest.mark.parametrize("text", ["thor-1 10.0.0.1\n", "10.0.0.1\n", "getent: Unknown database: hots\n"])
+def test_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_getent_hosts(text)
+
+
+names = st.text("thor-0123.cluster", min_size=1, max_size=20)
+addresses = st.ip_addresses().map(str)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(addresses, st.lists(names, min_size=1, max_size=3)), max_size=6))
+def test_glibc_layout_round_trip(entries):
+    """Lines laid out as glibc's printf("%-15s %s") + " alias" give every name its addresses."""
+    text = "".join(f"{address:<15} {' '.join(line_names)}\n" for address, line_names in entries)
+    expected: dict[str, list[str]] = {}
+    for address, line_names in entries:
+        for name in line_names:
+            if address not in expected.setdefault(name, []):
+                expected[name].append(address)
+    assert parse_getent_hosts(text) == {name: tuple(found) for name, found in expected.items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_garbage_gives_parse_error_only(text):
+    try:
+        hosts = parse_getent_hosts(text)
+    except ParseError:
+        return
+    for found in hosts.values():
+        for address in found:
+            ipaddress.ip_address(address)

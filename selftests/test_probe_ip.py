@@ -1,0 +1,128 @@
+"""rackproof.probes.ip against real `ip -j` output.
+
+Samples: ip_j_addr_router_multi_addr.json (public, iproute2 >= 6), ip_addr_show_dgx_spark_*.txt
+(the text form, which is not what we run); ip_j_*_local_* were captured on the dev machine in
+throwaway network namespaces (veth pairs named like Thor lanes, a peer down for NO-CARRIER,
+an address with a lifetime for "dynamic").
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.ip import Address, Interface, Route, parse_ip_addr, parse_ip_route_get
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def by_name(interfaces):
+    return {interface.name: interface for interface in interfaces}
+
+
+def test_router_sample_every_interface():
+    interfaces = parse_ip_addr((SAMPLES / "ip_j_addr_router_multi_addr.json").read_text())
+    assert [i.name for i in interfaces] == ["lo", "dummy0", "eth0", "eth1", "eth2", "eth3", "eth4", "sit0", "brlan0"]
+    lo, eth2, eth3, sit0 = (by_name(interfaces)[n] for n in ("lo", "eth2", "eth3", "sit0"))
+    assert lo == Interface(
+        name="lo", state="UNKNOWN", mtu=65536, mac="00:00:00:00:00:00",
+        addresses=(Address("inet", "127.0.0.1", 8, "host"), Address("inet6", "::1", 128, "host")),
+        flags=("LOOPBACK", "UP", "LOWER_UP"),
+    )
+    assert eth2.state == "DOWN" and eth2.master == "brlan0"
+    assert [a.local for a in eth2.addresses] == [f"172.16.10{n}.1" for n in range(6)]
+    assert [(a.family, a.local, a.prefixlen) for a in eth3.addresses] == [
+        ("inet", "192.168.1.128", 24), ("inet", "172.16.0.1", 24), ("inet", "172.16.1.1", 24),
+        ("inet", "172.16.2.1", 24), ("inet6", "fe80::227c:14ff:fef4:5000", 64)]
+    assert eth3.addresses[-1].scope == "link"
+    # "link": null and "addr_info": [] on a DOWN tunnel
+    assert sit0 == Interface("sit0", "DOWN", 1480, "0.0.0.0", (), ("NOARP",))
+    assert by_name(interfaces)["dummy0"].addresses == ()
+
+
+def test_local_thor_like_lanes():
+    interfaces = by_name(parse_ip_addr((SAMPLES / "ip_j_addr_local_netns_veth_nocarrier_dynamic.json").read_text()))
+    lane0, lane1, house = interfaces["mgbe0_0"], interfaces["mgbe1_0"], interfaces["enP2p1s0"]
+    assert (lane0.state, lane0.mtu, lane0.mac) == ("UP", 1466, "16:5f:f4:2f:ba:95")
+    assert lane0.addresses[0] == Address("inet", "10.10.0.11", 24, "global", dynamic=False)
+    # peer down: admin UP but no carrier
+    assert lane1.state == "DOWN" and "NO-CARRIER" in lane1.flags and "UP" in lane1.flags
+    assert lane1.addresses[0].local == "10.10.1.11"
+    assert house.addresses[0] == Address("inet", "192.168.1.50", 24, "global", dynamic=True)
+
+
+def test_ip_link_reads_without_addresses():
+    interfaces = parse_ip_addr((SAMPLES / "ip_j_link_local_netns.json").read_text())
+    assert [i.name for i in interfaces] == ["lo", "mgbe0_0", "mgbe1_0", "enP2p1s0"]
+    assert all(i.addresses == () for i in interfaces)
+    assert by_name(interfaces)["mgbe1_0"].mtu == 1466
+
+
+@pytest.mark.parametrize("name, route", [
+    ("ip_j_route_get_local_direct.json", Route("10.10.0.12", "mgbe0_0", "10.10.0.11", None)),
+    ("ip_j_route_get_local_via_gateway.json", Route("8.8.8.8", "enP2p1s0", "192.168.1.50", "192.168.1.1")),
+    ("ip_j_route_get_local_own_address.json", Route("10.10.0.11", "lo", "10.10.0.11", None, "local")),
+])
+def test_route_get(name, route):
+    assert parse_ip_route_get((SAMPLES / name).read_text()) == route
+
+
+def test_text_form_is_not_what_we_read():
+    with pytest.raises(ParseError, match="not JSON"):
+        parse_ip_addr((SAMPLES / "ip_addr_show_dgx_spark_enp1s0f1np1.txt").read_text())
+
+
+@pytest.mark.parametrize("text", [
+    "", "{}", "[{}]", '[{"ifname": "x", "operstate": "UP", "mtu": true}]',
+    '[{"ifname": "x", "operstate": "UP", "mtu": 1500, "addr_info": [{"family": "inet"}]}]',
+])
+def test_addr_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_ip_addr(text)
+
+
+@pytest.mark.parametrize("text", ["", "\n", "[]", '[{"dst": "1.2.3.4"}]', "RTNETLINK answers: Network is unreachable"])
+def test_route_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_ip_route_get(text)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["ifname", "operstate", "mtu", "address", "addr_info", "flags", "master",
+                         "family", "local", "prefixlen", "scope", "dynamic", "dst", "dev", "prefsrc",
+                         "gateway", "type"]) | st.text(max_size=5), inner, max_size=6),
+    max_leaves=10)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.one_of(st.text(), json_values.map(json.dumps)))
+def test_garbage_gives_parse_error_only(text):
+    for parse in (parse_ip_addr, parse_ip_route_get):
+        try:
+            parse(text)
+        except ParseError:
+            pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_damaged_sample_gives_parse_error_only(data):
+    """Real documents with one field removed or replaced: a result or ParseError, nothing else."""
+    links = json.loads((SAMPLES / "ip_j_addr_router_multi_addr.json").read_text())
+    link = data.draw(st.sampled_from(links))
+    target = link
+    if link["addr_info"] and data.draw(st.booleans()):
+        target = data.draw(st.sampled_from(link["addr_info"]))
+    key = data.draw(st.sampled_from(sorted(target)))
+    if data.draw(st.booleans()):
+        del target[key]
+    else:
+        target[key] = data.draw(json_values)
+    try:
+        parse_ip_addr(json.dumps(links))
+    except ParseError:
+        pass

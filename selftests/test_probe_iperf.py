@@ -1,0 +1,132 @@
+"""rackproof.probes.iperf against real `iperf3 -J` output.
+
+iperf3_J_*_openwisp.json: public captures (iperf 3.9 single stream, 3.7 connection refused).
+iperf3_J_local_3.12_*.json: iperf 3.12 on the dev machine over loopback (`iperf3 -s -1 -B
+127.0.0.1 -p 5299` / `iperf3 -c 127.0.0.1 -p 5299 -J -t 1` with -P 4, -P 3 -R, --bidir; and
+with no server). 3.12 -P repeats sock_bufsize/sndbuf_actual/rcvbuf_actual in "start".
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.iperf import IperfResult, parse_iperf3
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def sample(name):
+    return (SAMPLES / name).read_text()
+
+
+def test_single_stream():
+    assert parse_iperf3(sample("iperf3_J_tcp_single_stream_openwisp.json")) == IperfResult(
+        received_bps=44042139781.797935, sent_bps=44042377604.16823, retransmits=0, num_streams=1,
+        duration=10.0, local_host="127.0.0.1", remote_host="127.0.0.1", remote_port=5201, reverse=False)
+
+
+def test_four_streams():
+    result = parse_iperf3(sample("iperf3_J_local_3.12_P4.json"))
+    assert (result.num_streams, result.reverse, result.remote_port) == (4, False, 5299)
+    assert result.received_bps == 16290413224.955845
+    assert result.sent_bps == 16304657564.910473
+
+
+def test_reverse():
+    result = parse_iperf3(sample("iperf3_J_local_3.12_P3_reverse.json"))
+    assert (result.num_streams, result.reverse) == (3, True)
+    assert result.received_bps == 18556296902.358856
+
+
+def test_bidir_reads_the_forward_direction():
+    result = parse_iperf3(sample("iperf3_J_local_3.12_bidir.json"))
+    assert (result.received_bps, result.sent_bps) == (13446325941.781933, 13524770337.779734)
+
+
+def test_bidir_before_3_11_repeats_the_sum_keys():
+    """The same document as iperf3 < 3.11 printed it: the reverse sums under the same keys."""
+    old = sample("iperf3_J_local_3.12_bidir.json").replace("_bidir_reverse", "")
+    assert old.count('"sum_received"') == 2
+    result = parse_iperf3(old)
+    assert (result.received_bps, result.sent_bps) == (13446325941.781933, 13524770337.779734)
+
+
+def test_document_printed_twice():
+    once = sample("iperf3_J_local_3.12_P4.json")
+    assert parse_iperf3(once + once) == parse_iperf3(once)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("iperf3_J_error_connection_refused_openwisp.json", "error - unable to connect to server: Connection refused"),
+    ("iperf3_J_local_3.12_error_refused.json", "unable to connect to server: Connection refused"),
+])
+def test_error_document(name, message):
+    with pytest.raises(ParseError) as raised:
+        parse_iperf3(sample(name))
+    assert raised.value.reason == message
+
+
+@pytest.mark.parametrize("text", ["", "iperf3: error - unable to connect", "[]", "{}",
+                                  '{"start": {}, "end": {}}', '{"error": null}', '{"error": ""}'])
+def test_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_iperf3(text)
+
+
+def test_udp_is_refused():
+    document = json.loads(sample("iperf3_J_tcp_single_stream_openwisp.json"))
+    document["start"]["test_start"]["protocol"] = "UDP"
+    document["end"]["sum"] = {"bytes": 1, "bits_per_second": 8.0, "jitter_ms": 0.1, "packets": 1,
+                              "lost_packets": 0, "lost_percent": 0.0, "seconds": 1.0}
+    with pytest.raises(ParseError, match="TCP"):
+        parse_iperf3(json.dumps(document))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=10)
+
+
+def paths(node, prefix=()):
+    """Every key path in a JSON document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield prefix + (key,)
+            yield from paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield prefix + (index,)
+            yield from paths(value, prefix + (index,))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_damaged_document_gives_parse_error_only(data):
+    """A real document with one part removed or replaced: a result or ParseError, nothing else."""
+    document = json.loads(sample(data.draw(st.sampled_from(
+        ["iperf3_J_tcp_single_stream_openwisp.json", "iperf3_J_local_3.12_P4.json"]))))
+    *parents, last = data.draw(st.sampled_from(list(paths(document))))
+    container = document
+    for step in parents:
+        container = container[step]
+    if data.draw(st.booleans()):
+        del container[last]
+    else:
+        container[last] = data.draw(json_values)
+    try:
+        parse_iperf3(json.dumps(document))
+    except ParseError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_garbage_gives_parse_error_only(text):
+    try:
+        parse_iperf3(text)
+    except ParseError:
+        pass

@@ -1,0 +1,136 @@
+"""rackproof.probes.jetson against real Jetson files and dpkg-query / nvpmodel output.
+
+Public: nv_tegra_release_R36.4.7 (Orin, JetPack 6.2) and R38.2.0 (Thor, JetPack 7),
+dpkg_query_show_nvidia-l4t-core_jp511 (default `dpkg-query --show`), nvpmodel_q_* (plain and
+--verbose). Local (dpkg 1.21, Debian 12): dpkg_query_local_debian12_bash_libc6.txt is
+`dpkg_query_command(["bash", "nvidia-jetpack", "libc6"])`; the *_admindir_* and *_default_format_*
+files are dpkg-query run with --admindir on a status file holding nvidia-jetpack installed,
+tensorrt removed with config files left ("rc") and nvidia-l4t-core on hold ("hi").
+"""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.jetson import (
+    L4TRelease, PowerMode, dpkg_query_command, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel,
+    render_dpkg_versions, render_nv_tegra_release, render_nvpmodel)
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def sample(name):
+    return (SAMPLES / name).read_text()
+
+
+@pytest.mark.parametrize("name, release, jetpack, version", [
+    ("nv_tegra_release_R36.4.7_orin_jp62.txt", L4TRelease("R36", "4.7", 36), 6, "36.4.7"),
+    ("nv_tegra_release_R38.2.0_jp7.txt", L4TRelease("R38", "2.0", 38), 7, "38.2.0"),
+])
+def test_nv_tegra_release(name, release, jetpack, version):
+    parsed = parse_nv_tegra_release(sample(name))
+    assert parsed == release
+    assert (parsed.jetpack_major, parsed.version) == (jetpack, version)
+
+
+def test_jetpack_of_r39_and_unknown():
+    assert L4TRelease("R39", "2", 39).jetpack_major == 7
+    assert L4TRelease("R99", "0.1", 99).jetpack_major is None
+
+
+def test_render_matches_the_real_file():
+    assert render_nv_tegra_release(L4TRelease("R38", "2.0", 38)) == sample("nv_tegra_release_R38.2.0_jp7.txt")
+
+
+@pytest.mark.parametrize("text", ["", "R38.2.0\n", "# KERNEL_VARIANT: oot\n# R38 (release), REVISION: 2.0\n",
+                                  "cat: /etc/nv_tegra_release: No such file or directory\n"])
+def test_nv_tegra_release_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_nv_tegra_release(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 999), st.lists(st.integers(0, 99), min_size=1, max_size=3))
+def test_nv_tegra_release_round_trip(major, revision_parts):
+    release = L4TRelease(f"R{major}", ".".join(map(str, revision_parts)), major)
+    assert parse_nv_tegra_release(render_nv_tegra_release(release)) == release
+
+
+@pytest.mark.parametrize("name, versions", [
+    ("dpkg_query_local_debian12_bash_libc6.txt", {"bash": "5.2.15-2+b8", "libc6": "2.36-9+deb12u14"}),
+    ("dpkg_query_local_admindir_installed_rc_hold.txt",
+     {"nvidia-jetpack": "6.2.1+b38", "nvidia-l4t-core": "36.4.7-20250918154033"}),  # tensorrt is "rc"
+    # the default format cannot tell "rc" from installed
+    ("dpkg_query_local_default_format_foreign_arch_rc.txt",
+     {"nvidia-jetpack": "6.2.1+b38", "tensorrt": "10.3.0.30-1+cuda12.5"}),
+    ("dpkg_query_show_nvidia-l4t-core_jp511.txt", {"nvidia-l4t-core": "35.3.1-20230319081403"}),
+])
+def test_dpkg_versions(name, versions):
+    assert parse_dpkg_versions(sample(name)) == versions
+
+
+def test_dpkg_nothing_installed():
+    assert parse_dpkg_versions("") == {}
+
+
+def test_dpkg_query_command():
+    assert dpkg_query_command(["nvidia-jetpack", "tensorrt"]) == (
+        "dpkg-query -W -f '${Package}\\t${db:Status-Abbrev}\\t${Version}\\n' nvidia-jetpack tensorrt")
+    with pytest.raises(ValueError):
+        dpkg_query_command(["--admindir=/tmp"])
+
+
+@pytest.mark.parametrize("text", ["dpkg-query: no packages found matching tensorrt\n",
+                                  "ii  nvidia-jetpack  6.2.1+b38  arm64  NVIDIA Jetpack Meta Package\n"])
+def test_dpkg_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_dpkg_versions(text)
+
+
+packages = st.text("nvidia-jetpack+tensor.rt0123", min_size=1, max_size=20)
+versions = st.text("0123456789.+~-bcuda", min_size=1, max_size=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(packages, versions, max_size=5))
+def test_dpkg_round_trip(installed):
+    assert parse_dpkg_versions(render_dpkg_versions(installed)) == installed
+
+
+@pytest.mark.parametrize("name, mode", [
+    ("nvpmodel_q_agx_orin_maxn.txt", PowerMode("MAXN", 0)),
+    ("nvpmodel_q_verbose_orin_nx_15w_PARTIAL.txt", PowerMode("MODE_15W_6CORE", 2)),
+])
+def test_nvpmodel(name, mode):
+    assert parse_nvpmodel(sample(name)) == mode
+
+
+def test_render_nvpmodel_matches_the_real_output():
+    assert render_nvpmodel(PowerMode("MAXN", 0)) == sample("nvpmodel_q_agx_orin_maxn.txt")
+
+
+@pytest.mark.parametrize("text", [
+    "", "NV Power Mode: MAXN\n", "NV Power Mode: MAXN\nNV Fan Mode:quiet\n", "NV Power Mode: MAXN\n\u00b2\n",
+    "nvpmodel: command not found\n",
+])
+def test_nvpmodel_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_nvpmodel(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.from_regex(r"[A-Z0-9_]{1,20}", fullmatch=True), st.integers(0, 99))
+def test_nvpmodel_round_trip(name, number):
+    assert parse_nvpmodel(render_nvpmodel(PowerMode(name, number))) == PowerMode(name, number)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_garbage_gives_parse_error_only(text):
+    for parse in (parse_nv_tegra_release, parse_dpkg_versions, parse_nvpmodel):
+        try:
+            parse(text)
+        except ParseError:
+            pass

@@ -1,0 +1,176 @@
+"""rackproof.probes.nccl against real nccl-tests outputs (all_gather on two DGX Sparks, an older
+all_reduce on two 8-GPU nodes, failures) and the noise mpirun mixes into them."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.nccl import NcclResult, NcclRow, parse_nccl, render_nccl
+
+SAMPLES = Path(__file__).parent / "samples"
+SPARK_ALL_GATHER = "nccl_all_gather_dgx_spark_2node_good.txt"
+OCI_ALL_REDUCE = "nccl_all_reduce_perf_2node_16gpu_a100_oci.txt"
+NCCL_SAMPLES = [
+    SPARK_ALL_GATHER, OCI_ALL_REDUCE,
+    "nccl_debug_net_ib_lines_dgx_spark_excerpt.txt",
+    "nccl_test_cuda_failure_line.txt",
+    "nccl_warn_net_ib_completion_error_gx10.txt",
+]
+X11_NOISE = "Authorization required, but no authorization protocol specified\n\n"
+NCCL_INFO = "spark-fb97:23491:23491 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0\n"
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / name).read_text()
+
+
+def test_dgx_spark_all_gather_two_nodes():
+    result = parse_nccl(sample(SPARK_ALL_GATHER))
+    assert (result.avg_busbw_gbs, result.out_of_bounds, result.ok) == (21.4033, 0, True)
+    assert result.min_bw_passed is None
+    assert result.ranks == ((0, "spark-fb97"), (1, "spark-4440"))
+    assert (result.distinct_hosts, result.one_job) == (("spark-fb97", "spark-4440"), True)
+    assert result.collective == "all_gather_perf"
+    assert result.rows[0] == NcclRow(1073741824, 134217728, "float", "none", -1,
+                                     27211.0, 39.46, 19.73, 0, 25806.7, 41.61, 20.80, 0)
+    assert [row.size for row in result.rows] == [2**30, 2**31, 2**32]
+
+
+def test_older_all_reduce_sixteen_ranks_on_two_nodes():
+    # no version line, "#wrong" with one space, an mpirun line on top, times without decimals
+    result = parse_nccl(sample(OCI_ALL_REDUCE))
+    assert (result.avg_busbw_gbs, result.ok, result.collective) == (191.752, True, "all_reduce_perf")
+    assert [rank for rank, _ in result.ranks] == list(range(16))
+    assert result.distinct_hosts == ("inst-li3ob-ao-ub24", "inst-wyzi7-ao-ub24")
+    assert result.rows == (NcclRow(10737418240, 2684354560, "float", "sum", -1,
+                                   104989.0, 102.27, 191.76, 0, 104997.0, 102.26, 191.75, 0),)
+
+
+def test_x11_and_nccl_info_noise_is_stripped():
+    clean = sample(SPARK_ALL_GATHER)
+    lines = clean.splitlines(keepends=True)
+    noisy = X11_NOISE * 3 + "".join(line + (NCCL_INFO if i % 3 == 0 else "") for i, line in enumerate(lines))
+    # another process wrote a line into the middle of a row (printed in pieces)
+    glued = noisy.replace("       0  25806.7", "       0" + NCCL_INFO + "  25806.7", 1)
+    assert parse_nccl(noisy) == parse_nccl(glued) == parse_nccl(clean)
+
+
+def test_separate_one_rank_jobs_are_not_one_job():
+    # mpirun starting a binary built without MPI: every process is its own "Rank 0" job
+    rank_1 = "#  Rank  1 Group  0 Pid 546336 on spark-4440 device  0 [000f:01:00] NVIDIA GB10\n"
+    first = sample(SPARK_ALL_GATHER).replace(rank_1, "")
+    second = first.replace("on spark-fb97", "on spark-4440")
+    result = parse_nccl(first + second)
+    assert result.ranks == ((0, "spark-fb97"), (0, "spark-4440"))
+    assert (result.one_job, result.distinct_hosts) == (False, ("spark-fb97", "spark-4440"))
+
+
+@pytest.mark.parametrize("name, failure", [
+    ("nccl_test_cuda_failure_line.txt", "Test CUDA failure common.cu:502"),
+    ("nccl_warn_net_ib_completion_error_gx10.txt", "Test NCCL failure common.cu:401"),
+])
+def test_test_failures_quote_the_failure_line(name, failure):
+    with pytest.raises(ParseError) as raised:
+        parse_nccl(sample(name))
+    assert failure in raised.value.reason
+
+
+def test_debug_lines_alone_are_no_result():
+    with pytest.raises(ParseError, match="Avg bus bandwidth"):
+        parse_nccl(sample("nccl_debug_net_ib_lines_dgx_spark_excerpt.txt"))
+
+
+def test_unchecked_rows_exponent_times_and_bandwidth_verdict():
+    text = sample(SPARK_ALL_GATHER)
+    text = text.replace("  27211.0   39.46   19.73       0", "  1.2e+07   39.46   19.73     N/A")
+    text = text.replace("# Avg bus bandwidth    : 21.4033 ", "# Avg bus bandwidth    : 21.4033 FAILED")
+    result = parse_nccl(text)
+    assert (result.rows[0].oop_time_us, result.rows[0].oop_wrong) == (1.2e7, None)
+    assert result.min_bw_passed is False
+
+
+def test_out_of_bounds_values_fail():
+    text = sample(SPARK_ALL_GATHER).replace("Out of bounds values : 0 OK", "Out of bounds values : 3 FAILED")
+    result = parse_nccl(text)
+    assert (result.out_of_bounds, result.ok) == (3, False)
+
+
+def test_optional_columns_are_read_by_the_header():
+    # nccl-tests with -R (bitwise check): an extra #bitdiff column after each #wrong
+    header = ("#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+              "  #bitdiff     time   algbw   busbw  #wrong  #bitdiff \n")
+    row = "     1048576        262144     float     sum      -1    52.10   20.13   20.13       0         0" \
+          "    51.90   20.20   20.20       0         0\n"
+    result = parse_nccl(header + row + "# Avg bus bandwidth    : 20.165 \n")
+    assert result.rows == (NcclRow(1048576, 262144, "float", "sum", -1, 52.10, 20.13, 20.13, 0,
+                                   51.90, 20.20, 20.20, 0),)
+
+
+def test_render_is_the_current_nccl_tests_layout():
+    real = sample(SPARK_ALL_GATHER).splitlines()
+    rendered = render_nccl(parse_nccl(sample(SPARK_ALL_GATHER))).splitlines()
+    # all but the made-up PIDs and the run parameters are the real lines, in order
+    kept = [line for line in rendered if not line.startswith(("# nThread", "#  Rank"))]
+    remaining = iter(real)
+    assert all(line in remaining for line in kept)
+
+
+times = (st.integers(0, 999_999).map(lambda k: k / 100)          # "%7.2f"
+         | st.integers(100_000, 999_999).map(lambda k: k / 10)   # "%7.1f"
+         | st.integers(100_000, 9_999_999).map(float)             # "%7.0f"
+         | st.builds(lambda digits, power: float(digits * 10**power), st.integers(10, 99), st.integers(6, 8)))
+bandwidths = st.integers(0, 99_999).map(lambda k: k / 100) | st.integers(10_000, 99_999).map(lambda k: k / 10)
+wrongs = st.none() | st.integers(0, 99_999).map(float)
+hosts = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=16)
+rows = st.builds(
+    NcclRow,
+    size=st.integers(0, 2**40), count=st.integers(0, 2**38),
+    type=st.sampled_from(["float", "bfloat16", "half", "int8", "double"]),
+    redop=st.sampled_from(["sum", "none", "max", "avg"]), root=st.integers(-1, 15),
+    oop_time_us=times, oop_algbw=bandwidths, oop_busbw=bandwidths, oop_wrong=wrongs,
+    ip_time=times, ip_algbw=bandwidths, ip_busbw=bandwidths, ip_wrong=wrongs,
+)
+averages = st.builds(lambda digits, decimals: digits / 10**decimals,   # what "%g" prints back exactly
+                     st.integers(0, 999_999), st.integers(0, 5))
+
+
+@st.composite
+def nccl_results(draw):
+    out_of_bounds = draw(st.none() | st.integers(0, 1000))
+    return NcclResult(
+        rows=tuple(draw(st.lists(rows, max_size=4))),
+        avg_busbw_gbs=draw(averages),
+        out_of_bounds=out_of_bounds,
+        ok=out_of_bounds == 0,
+        ranks=tuple(draw(st.lists(st.tuples(st.integers(0, 63), hosts), max_size=4))),
+        collective=draw(st.none() | st.sampled_from(["all_reduce_perf", "all_gather_perf"])),
+        min_bw_passed=draw(st.none() | st.booleans()),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(nccl_results())
+def test_render_round_trip(result):
+    assert parse_nccl(render_nccl(result)) == result
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text())
+def test_arbitrary_text_gives_a_value_or_parse_error(text):
+    try:
+        assert isinstance(parse_nccl(text), NcclResult)
+    except ParseError:
+        pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mangled_real_outputs_give_a_value_or_parse_error(data):
+    lines = sample(data.draw(st.sampled_from(NCCL_SAMPLES))).splitlines()
+    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=40))
+    try:
+        assert isinstance(parse_nccl("\n".join(mangled)), NcclResult)
+    except ParseError:
+        pass

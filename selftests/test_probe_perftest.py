@@ -1,0 +1,148 @@
+"""rackproof.probes.perftest against real `ib_write_bw` outputs and perftest's failure messages."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw, render_ib_write_bw
+
+SAMPLES = Path(__file__).parent / "samples"
+DGX_SPARK_CLIENT = "ib_write_bw_dgx_spark_client_run_infinitely.txt"
+PERFTEST_SAMPLES = [
+    DGX_SPARK_CLIENT,
+    "ib_write_bw_client_IB_a_report_gbits_tabs_PARTIAL.txt",
+    "ib_write_bw_server_roce_mlx5_tabs_MBsec_units.txt",
+    "ib_write_bw_header_tabs_mlx5_PARTIAL.txt",
+    "ib_write_bw_fail_client_modify_qp_rts_rdma_cm.txt",
+    "ib_write_bw_fail_completion_error_status4.txt",
+    "ib_write_bw_fail_couldnt_connect_pre_fix.txt",
+    "ib_write_bw_fail_server_read_keys_rdma_cm.txt",
+    "ib_write_bw_failure_messages_from_source.txt",
+]
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / name).read_text()
+
+
+def test_dgx_spark_run_infinitely_takes_the_last_row():
+    result = parse_ib_write_bw(sample(DGX_SPARK_CLIENT))
+    assert result == PerftestResult(bytes=65536, iterations=927807, bw_peak=0.0, bw_average=97.28,
+                                    unit="Gb/sec", msg_rate=0.185554,
+                                    device="roceP2p1s0f0", link_type="Ethernet")
+    assert result.gbits_average == 97.28      # one logical interface of the QSFP port: ~92-98
+
+
+def test_ib_report_gbits_with_six_decimal_rows_and_tabs():
+    result = parse_ib_write_bw(sample("ib_write_bw_client_IB_a_report_gbits_tabs_PARTIAL.txt"))
+    # -a prints a row per size: the last one is the result (the excerpt ends at 8 bytes)
+    assert (result.bytes, result.bw_peak, result.bw_average, result.msg_rate) == (8, 0.17, 0.17, 2.641399)
+    assert (result.unit, result.device, result.link_type) == ("Gb/sec", "mlx5_0", "IB")
+
+
+def test_server_side_prints_mb_per_sec():
+    result = parse_ib_write_bw(sample("ib_write_bw_server_roce_mlx5_tabs_MBsec_units.txt"))
+    assert (result.unit, result.bw_average, result.iterations) == ("MB/sec", 96.25, 1101500)
+    assert result.gbits_average == pytest.approx(96.25 * 2**20 * 8 / 1e9)
+
+
+def test_header_without_result_row_is_a_failure():
+    # wrong GID index: header, table header, no row, exit status 0
+    text = sample(DGX_SPARK_CLIENT)
+    header_only = "\n".join(line for line in text.splitlines() if not line.startswith(" 65536"))
+    with pytest.raises(ParseError, match="no result row"):
+        parse_ib_write_bw(header_only)
+    with pytest.raises(ParseError, match="no result table header"):
+        parse_ib_write_bw(sample("ib_write_bw_header_tabs_mlx5_PARTIAL.txt"))
+
+
+@pytest.mark.parametrize("name, failure_line", [
+    ("ib_write_bw_fail_client_modify_qp_rts_rdma_cm.txt", "Failed to modify QP to RTS"),
+    ("ib_write_bw_fail_completion_error_status4.txt", "got completion with error:"),
+    ("ib_write_bw_fail_couldnt_connect_pre_fix.txt", "Couldn't connect to 192.168.125.211:18515"),
+    ("ib_write_bw_fail_server_read_keys_rdma_cm.txt", "ethernet_read_keys: Couldn't read remote address"),
+    ("ib_write_bw_failure_messages_from_source.txt", "IB device rocep1s0f9 not found"),
+])
+def test_failure_outputs_quote_the_failure_line(name, failure_line):
+    with pytest.raises(ParseError) as raised:
+        parse_ib_write_bw(sample(name))
+    assert failure_line in raised.value.reason
+
+
+@pytest.mark.parametrize("message", [
+    " Did not detect devices ", " Unable to init the socket connection",
+    " Completion with error at client", " Failed status 4: wr_id 0 syndrom 0x51",
+])
+def test_each_known_failure_message_is_caught(message):
+    with pytest.raises(ParseError, match="perftest failed"):
+        parse_ib_write_bw(sample(DGX_SPARK_CLIENT) + message + "\n")
+
+
+def test_server_waiting_banner_alone_is_no_result():
+    with pytest.raises(ParseError):
+        parse_ib_write_bw("\n************************************\n* Waiting for client to connect... *\n"
+                          "************************************\n")
+
+
+def test_render_is_the_real_client_output():
+    spark = parse_ib_write_bw(sample(DGX_SPARK_CLIENT))
+    rendered = render_ib_write_bw(spark, run_infinitely=True,
+                                  local_ip="192.168.201.13", remote_ip="192.168.201.12")
+    real = sample(DGX_SPARK_CLIENT).splitlines()
+    table_at = real.index(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]    MsgRate[Mpps]")
+    assert rendered.splitlines()[:table_at + 1] == real[:table_at + 1]
+    assert rendered.splitlines()[-1] == real[-1]
+    slow = PerftestResult(2, 5000, 0.04235, 0.042185, "Gb/sec", 2.636533, "mlx5_0", "IB")
+    # six decimals below 0.1 Gb/s, as in the real -a run
+    assert render_ib_write_bw(slow).splitlines()[-2] == (
+        " 2          5000           0.042350            0.042185            2.636533")
+
+
+def test_render_needs_device_and_link_type():
+    with pytest.raises(ValueError):
+        render_ib_write_bw(PerftestResult(65536, 1000, 0.0, 97.0, "Gb/sec", 0.18))
+
+
+@st.composite
+def perftest_results(draw):
+    unit = draw(st.sampled_from(["Gb/sec", "MB/sec"]))
+    if unit == "Gb/sec" and draw(st.booleans()):    # below 0.1 Gb/s: six decimals
+        peak, average = (draw(st.integers(0, 99_999)) / 1e6 for _ in range(2))
+    else:
+        peak = draw(st.integers(0, 10**7)) / 100
+        average = draw(st.integers(10 if unit == "Gb/sec" else 0, 10**7)) / 100
+    return PerftestResult(
+        bytes=draw(st.integers(1, 2**23)), iterations=draw(st.integers(1, 10**9)),
+        bw_peak=peak, bw_average=average, unit=unit, msg_rate=draw(st.integers(0, 10**8)) / 1e6,
+        device=draw(st.sampled_from(["roceP2p1s0f0", "rocep1s0f1", "mlx5_0"])),
+        link_type=draw(st.sampled_from(["Ethernet", "IB"])),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(perftest_results(), st.booleans(), st.booleans())
+def test_render_round_trip(result, run_infinitely, with_gids):
+    addresses = {"local_ip": "192.168.100.10", "remote_ip": "192.168.100.11"} if with_gids else {}
+    assert parse_ib_write_bw(render_ib_write_bw(result, run_infinitely=run_infinitely, **addresses)) == result
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text())
+def test_arbitrary_text_gives_a_value_or_parse_error(text):
+    try:
+        assert isinstance(parse_ib_write_bw(text), PerftestResult)
+    except ParseError:
+        pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mangled_real_outputs_give_a_value_or_parse_error(data):
+    lines = sample(data.draw(st.sampled_from(PERFTEST_SAMPLES))).splitlines()
+    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=40))
+    try:
+        assert isinstance(parse_ib_write_bw("\n".join(mangled)), PerftestResult)
+    except ParseError:
+        pass

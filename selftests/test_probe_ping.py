@@ -1,0 +1,118 @@
+"""rackproof.probes.ping against iputils ping (20221126) output captured on the dev machine:
+loopback, and throwaway network namespaces joined by a veth pair (a tbf qdisc on the far end
+for partial loss, a target without ARP answer for "+N errors", a static neighbour entry that
+never answers for a silent 100% loss, no route for "Network is unreachable"). The batch sample
+is `ping_batch_command(["thor-2", "10.255.255.3", "thor-9", "fd00::1"])` run in such a namespace.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.ping import PingResult, parse_ping, parse_ping_batch, ping_batch_command
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("ping_local_loopback_ok.txt", PingResult("127.0.0.1", 3, 3, 0.0, 0.046, 0.066, 0.087, 0.016)),
+    ("ping_local_ipv6_loopback_ok.txt", PingResult("::1", 2, 2, 0.0, 0.048, 0.076, 0.104, 0.028)),
+    ("ping_local_netns_partial_loss_pipe.txt",
+     PingResult("10.254.9.1", 10, 5, 50.0, 195.811, 288.760, 433.823, 101.225)),
+    ("ping_local_netns_host_unreachable_errors.txt",
+     PingResult("10.254.9.7", 6, 0, 100.0, None, None, None, None, errors=6)),
+    ("ping_local_netns_no_reply_100_loss.txt", PingResult("10.254.9.8", 3, 0, 100.0, None, None, None, None)),
+])
+def test_real_outputs(name, expected):
+    assert parse_ping((SAMPLES / name).read_text()) == expected
+
+
+def test_failure_before_sending_needs_the_target():
+    text = (SAMPLES / "ping_local_netns_network_unreachable.txt").read_text()
+    assert parse_ping(text, "10.99.0.1") == PingResult(
+        "10.99.0.1", 0, 0, 100.0, None, None, None, None, error="connect: Network is unreachable")
+    with pytest.raises(ParseError, match="Network is unreachable"):
+        parse_ping(text)
+
+
+def test_batch_sample():
+    results = parse_ping_batch((SAMPLES / "ping_batch_local_netns_ok_silent_unresolved_unreachable.txt").read_text())
+    assert list(results) == ["thor-2", "10.255.255.3", "thor-9", "fd00::1"]
+    assert results["thor-2"] == PingResult("thor-2", 3, 3, 0.0, 0.069, 0.107, 0.159, 0.037)
+    assert results["10.255.255.3"] == PingResult("10.255.255.3", 3, 0, 100.0, None, None, None, None)
+    assert results["thor-9"].error == "thor-9: Temporary failure in name resolution"
+    assert results["thor-9"].received == 0
+    assert results["fd00::1"].error == "connect: Network is unreachable"
+
+
+def test_batch_command_is_quoted():
+    command = ping_batch_command(["thor-1", "a;b", "10.10.0.12"], count=5)
+    assert command == ("for t in thor-1 'a;b' 10.10.0.12; do echo \"### rackproof-ping $t\"; "
+                       "LC_ALL=C ping -c 5 -W 1 -i 0.2 \"$t\" 2>&1; done")
+
+
+@pytest.mark.parametrize("targets, count", [([], 3), (["-f"], 3), ([""], 3), (["a b"], 3), (["a"], 0)])
+def test_batch_command_refuses(targets, count):
+    with pytest.raises(ValueError):
+        ping_batch_command(targets, count)
+
+
+@pytest.mark.skipif(shutil.which("ping") is None, reason="no ping here")
+def test_batch_command_runs_on_loopback():
+    command = ping_batch_command(["127.0.0.1", "::1"], count=2)
+    output = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=20).stdout
+    results = parse_ping_batch(output)
+    assert {target: (r.transmitted, r.received) for target, r in results.items()} == {
+        "127.0.0.1": (2, 2), "::1": (2, 2)}
+
+
+@pytest.mark.parametrize("text", ["", "PING x (1.2.3.4) 56(84) bytes of data.\n",
+                                  "3 packets transmitted, 3 received, 0% packet loss\n",
+                                  "PING 127.0.0.1 (127.0.0.1) 56(84) Bytes Daten.\n"])
+def test_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_ping(text)
+
+
+def test_batch_without_marker():
+    with pytest.raises(ParseError, match="marker"):
+        parse_ping_batch((SAMPLES / "ping_local_loopback_ok.txt").read_text())
+
+
+def iputils_output(target, transmitted, received, rtts):
+    """The summary lines iputils prints, for the round trip."""
+    loss = 0 if transmitted == 0 else round(100 * (transmitted - received) / transmitted, 4)
+    lines = [f"PING {target} ({target}) 56(84) bytes of data.", "",
+             f"--- {target} ping statistics ---",
+             f"{transmitted} packets transmitted, {received} received, {loss:g}% packet loss, time 2003ms"]
+    if received:
+        lines.append("rtt min/avg/max/mdev = " + "/".join(f"{v:.3f}" for v in rtts) + " ms")
+    return "\n".join(lines) + "\n", loss
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.from_regex(r"[a-z0-9][a-z0-9.:-]{0,20}", fullmatch=True),
+       st.integers(1, 1000).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))),
+       st.lists(st.integers(0, 10**7).map(lambda v: v / 1000), min_size=4, max_size=4))
+def test_round_trip(target, counts, rtts):
+    transmitted, received = counts
+    text, loss = iputils_output(target, transmitted, received, rtts)
+    result = parse_ping(text)
+    assert (result.target, result.transmitted, result.received) == (target, transmitted, received)
+    assert result.loss_percent == pytest.approx(loss)
+    expected_rtts = tuple(rtts) if received else (None,) * 4
+    assert (result.rtt_min_ms, result.rtt_avg_ms, result.rtt_max_ms, result.rtt_mdev_ms) == expected_rtts
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.none() | st.text(max_size=10))
+def test_garbage_gives_parse_error_only(text, target):
+    for parse in (lambda t: parse_ping(t, target), parse_ping_batch):
+        try:
+            parse(text)
+        except ParseError:
+            pass
