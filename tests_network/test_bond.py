@@ -19,6 +19,10 @@ def test_bond_state(bonded_node):
     assert bond.miimon == spec.miimon, mismatch(where, "MII polling interval (miimon)", f"{spec.miimon} ms",
                                                 f"{bond.miimon} ms", "bond.options without miimon=100")
     assert bond.mii_status == "up", mismatch(where, "MII status", "up", bond.mii_status, "no member has link")
+    assert bond.active_aggregator_id is not None, (
+        f"{where}: /proc/net/bonding/{spec.name} shows no active aggregator, so LACP membership cannot be confirmed. "
+        "Usual cause: the kernel shows the 802.3ad details to root only: let the login run "
+        f"`sudo -n cat /proc/net/bonding/{spec.name}` without a password")
     members = {s.name: s for s in bond.slaves}
     problems = []
     for lane_name in spec.lanes:
