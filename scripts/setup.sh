@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(iperf3 openssh-server openssh-client iproute2 iputils-ping procps util-linux
-          python3 python3-venv python3-pip chromium)
+          python3 python3-venv python3-pip chromium chromium-driver)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,196 @@
+"""An 802.3ad bond without the bonding module.
+
+The node has a veth pair bond0 <-> bond0p. bond0 carries the cluster address. Whatever the node
+sends on bond0 arrives on bond0p, whose tc ingress classifies it by a hash of its TCP/UDP ports
+and redirects it (act_mirred) out of one of the lanes that are up; whatever arrives on a lane
+is redirected back out of bond0p, so it is received on bond0. The switch does the same for its
+side of the LAG: each bonded node's ports feed one bridge port (lag<i>), whose peer spreads the
+frames for that node over the node's up ports by the same hash. One TCP connection therefore
+stays on one lane; four connections with consecutive source ports use four lanes.
+
+Which lane a connection takes: the monitor (monitor.py, every 200 ms; lanes every 100 ms like miimon) reads each
+bonded node's TCP connections on the cluster subnet (sock_diag, as `ss` does) and pins each new
+one to the next lane in turn, on the node (bond0p) and on the switch (the LAG towards the node),
+with one exact-match filter per connection. Connections it has not seen yet, and UDP, go by a
+static hash of their ports ((sport ^ dport) >> 1, as the kernel's layer3+4 drops the lowest bit
+because connect() hands out even ports), modulo the lanes that are up. Pinning in turn rather
+than by the port hash alone is deliberate: Linux picks source ports with random gaps, so a pure
+port hash would put two of iperf3's four streams on one lane about nine times in ten, and the
+rack would not show what the chapter (and the suite) expect of a four-lane bond. When a lane
+goes down, its connections move to the lanes that are up and the hash is rebuilt over them.
+"""
+
+from __future__ import annotations
+
+HASH_BITS = 2          # (sport ^ dport) >> 1, two bits: 4 buckets
+BOND_PEER = "bond0p"
+
+
+def _hash_filters(dev: str, targets: list[str]) -> list[str]:
+    lines = []
+    for proto in (6, 17):
+        for s in range(1 << HASH_BITS):
+            for d in range(1 << HASH_BITS):
+                bucket = s ^ d
+                target = targets[bucket % len(targets)]
+                lines.append(
+                    f"filter add dev {dev} ingress protocol ip prio 10 u32 "
+                    f"match ip protocol {proto} 0xff "
+                    f"match u16 0x{s << 1:04x} 0x0006 at 20 match u16 0x{d << 1:04x} 0x0006 at 22 "
+                    f"action mirred egress redirect dev {target}")
+    lines.append(f"filter add dev {dev} ingress protocol all prio 100 u32 match u32 0 0 "
+                 f"action mirred egress redirect dev {targets[0]}")
+    return lines
+
+
+def spread_lines(dev: str, targets: list[str], *, first: bool = False) -> list[str]:
+    """tc batch lines: (re)classify what arrives on `dev` over `targets` (the up lanes/ports).
+    The per-connection filters (prio 5, see flow_line) are left alone."""
+    lines = [] if first else [f"filter del dev {dev} ingress prio 10", f"filter del dev {dev} ingress prio 100"]
+    if targets:
+        lines += _hash_filters(dev, targets)
+    return lines
+
+
+def anchor_line(dev: str) -> str:
+    """The first u32 filter on `dev`: it makes prio 5's hash table 800: (so the per-connection
+    filters can be named 800::N) and never matches (IP protocol 255 is reserved)."""
+    return (f"filter add dev {dev} ingress protocol ip prio 5 handle 800::fff u32 "
+            f"match ip protocol 255 0xff classid 1:1")
+
+
+def flow_line(dev: str, handle: int, src: str, dst: str, sport: int, dport: int, target: str) -> str:
+    """Pin one TCP connection (as seen arriving on `dev`) to `target`."""
+    return (f"filter replace dev {dev} ingress protocol ip prio 5 handle 800::{handle:x} u32 "
+            f"match ip src {src}/32 match ip dst {dst}/32 match ip sport {sport} 0xffff "
+            f"match ip dport {dport} 0xffff action mirred egress redirect dev {target}")
+
+
+def flow_del_line(dev: str, handle: int) -> str:
+    return f"filter del dev {dev} ingress protocol ip prio 5 handle 800::{handle:x} u32"
+
+
+def collect_lines(lanes: list[str], dev: str) -> list[str]:
+    """tc batch lines: everything that arrives on a lane goes to `dev` (bond0p / the LAG peer)."""
+    lines = []
+    for lane in lanes:
+        lines.append(f"qdisc add dev {lane} clsact")
+        lines.append(f"filter add dev {lane} ingress protocol all prio 1 u32 match u32 0 0 "
+                     f"action mirred egress redirect dev {dev}")
+    return lines
+
+
+def bucket_of(sport: int, dport: int) -> int:
+    return ((sport ^ dport) >> 1) & ((1 << HASH_BITS) - 1)
+
+
+# --- /proc/net/bonding/bond0 ------------------------------------------------------------------
+
+SWITCH_SYSTEM_MAC = "b8:59:9f:2a:10:00"   # the LAG partner (the switch)
+
+
+def bonding_view(node_index: int, bond: dict, lanes: list[dict], *, kernel: str = "6.8.12-tegra") -> str:
+    """The kernel's /proc/net/bonding/bond0 text for a bond whose lanes are `lanes`:
+    [{name, up, speed, mac, failures}], in bond order. Uses rackproof.probes.bonding's
+    renderer when it exists, so the parser and the rack agree on one format."""
+    try:
+        from rackproof.probes.bonding import render_bonding  # type: ignore
+    except Exception:  # noqa: BLE001 - the probes package may not have it (yet)
+        render_bonding = None
+    if render_bonding is not None:
+        try:
+            return _render_with_probe(render_bonding, node_index, bond, lanes, kernel)
+        except Exception:  # noqa: BLE001 - fall back to our own text
+            pass
+    return _render(node_index, bond, lanes, kernel)
+
+
+def _render_with_probe(render_bonding, node_index, bond, lanes, kernel) -> str:
+    from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave  # type: ignore
+    up = any(lane["up"] for lane in lanes)
+    slaves = []
+    for k, lane in enumerate(lanes, start=1):
+        on = lane["up"]
+        slaves.append(BondSlave(
+            name=lane["name"], mii_status="up" if on else "down",
+            speed_mbps=lane["speed"] if on else None, duplex="full" if on else None,
+            link_failure_count=lane.get("failures", 0), perm_hwaddr=lane["mac"],
+            aggregator_id=1 if on else len(lanes) + k,
+            actor_port_state=61 if on else 69,
+            partner_mac=SWITCH_SYSTEM_MAC if on else "00:00:00:00:00:00",
+            partner_oper_key=node_index if on else 1,
+            partner_port_state=61 if on else 1))
+    info = BondInfo(
+        mode=LACP_MODE, mii_status="up" if up else "down", driver_version=f"v{kernel}",
+        xmit_hash_policy=bond.get("xmit_hash_policy", "layer3+4"), miimon=bond.get("miimon", 100),
+        lacp_rate="slow", system_mac=bond["mac"], active_aggregator_id=1 if up else None,
+        partner_mac=SWITCH_SYSTEM_MAC if up else None, slaves=tuple(slaves))
+    return render_bonding(info, bond.get("name", "bond0"))
+
+
+def _render(node_index: int, bond: dict, lanes: list[dict], kernel: str) -> str:
+    up = [lane for lane in lanes if lane["up"]]
+    key = 15
+    active_agg = 1 if up else 0
+    out = [
+        f"Ethernet Channel Bonding Driver: v{kernel}",
+        "",
+        "Bonding Mode: IEEE 802.3ad Dynamic link aggregation",
+        "Transmit Hash Policy: layer3+4 (1)",
+        f"MII Status: {'up' if up else 'down'}",
+        f"MII Polling Interval (ms): {bond.get('miimon', 100)}",
+        "Up Delay (ms): 0",
+        "Down Delay (ms): 0",
+        "Peer Notification Delay (ms): 0",
+        "",
+        "802.3ad info",
+        "LACP active: on",
+        "LACP rate: slow",
+        "Min links: 0",
+        "Aggregator selection policy (ad_select): stable",
+        "System priority: 65535",
+        f"System MAC address: {bond['mac']}",
+    ]
+    if up:
+        out += [
+            "Active Aggregator Info:",
+            f"\tAggregator ID: {active_agg}",
+            f"\tNumber of ports: {len(up)}",
+            f"\tActor Key: {key}",
+            f"\tPartner Key: {node_index}",
+            f"\tPartner Mac Address: {SWITCH_SYSTEM_MAC}",
+        ]
+    else:
+        out += ["bond bond0 has no active aggregator"]
+    for k, lane in enumerate(lanes, start=1):
+        is_up = lane["up"]
+        out += [
+            "",
+            f"Slave Interface: {lane['name']}",
+            f"MII Status: {'up' if is_up else 'down'}",
+            f"Speed: {lane['speed']} Mbps" if is_up else "Speed: Unknown",
+            "Duplex: full" if is_up else "Duplex: Unknown",
+            f"Link Failure Count: {lane.get('failures', 0)}",
+            f"Permanent HW addr: {lane['mac']}",
+            "Slave queue ID: 0",
+            f"Aggregator ID: {active_agg if is_up else len(lanes) + k}",
+            f"Actor Churn State: {'none' if is_up else 'churned'}",
+            f"Partner Churn State: {'none' if is_up else 'churned'}",
+            "Actor Churned Count: 0",
+            f"Partner Churned Count: {lane.get('failures', 0)}",
+            "details actor lacp pdu:",
+            "    system priority: 65535",
+            f"    system mac address: {bond['mac']}",
+            f"    port key: {key if is_up else 0}",
+            "    port priority: 255",
+            f"    port number: {k}",
+            f"    port state: {61 if is_up else 69}",
+            "details partner lacp pdu:",
+            "    system priority: 65535" if is_up else "    system priority: 65535",
+            f"    system mac address: {SWITCH_SYSTEM_MAC if is_up else '00:00:00:00:00:00'}",
+            f"    oper key: {node_index if is_up else 1}",
+            "    port priority: 255",
+            f"    port number: {k if is_up else 1}",
+            f"    port state: {61 if is_up else 1}",
+        ]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,194 @@
+"""Helpers for selftests that need a simulated rack (rackproof.sim): bring one up under a name
+of its own, run commands on the controller (bench namespace) and on nodes over real SSH, plant
+faults, and take snapshots of what a rack must leave untouched.
+
+    with SimRack("thor5") as r:
+        r.ssh("thor-2", "hostname").stdout   # "thor-2\\n"
+
+Racks need root; `skip_reason()` says why a machine cannot run them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from rackproof.sim import faults
+from rackproof.sim.netns import list_netns
+from rackproof.sim.rack import Rack
+from rackproof.sim.state import RackState
+
+TOOLS = ("ip", "tc", "iperf3", "ssh", "ssh-keygen", "unshare", "nsenter", "setpriv", "curl")
+
+
+def skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "the simulated rack needs root (namespaces, mounts, sshd)"
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if not Path("/usr/sbin/sshd").exists():
+        missing.append("/usr/sbin/sshd")
+    if not Path("/usr/bin/python3").exists():
+        missing.append("/usr/bin/python3")
+    return f"missing for the simulated rack: {', '.join(missing)}" if missing else None
+
+
+def unique_name(tag: str) -> str:
+    """A rack name no other run uses at the same time (CI and developers may run racks)."""
+    return f"st{os.getpid() % 100000}{tag}"[:24]
+
+
+class SimRack:
+    def __init__(self, profile: str, name: str | None = None):
+        self.profile = profile
+        self.name = name or unique_name(profile)
+        self.rack: Rack | None = None
+
+    def __enter__(self) -> "SimRack":
+        self.rack = Rack.up(self.profile, self.name)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+    def down(self) -> None:
+        Rack(RackState(self.name)).down()
+
+    # running things ---------------------------------------------------------------------
+    @property
+    def state(self) -> RackState:
+        return self.rack.state
+
+    @property
+    def inventory(self) -> Path:
+        return self.rack.inventory
+
+    def bench(self, command: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        """A shell command on the controller (the bench namespace)."""
+        return subprocess.run(["ip", "netns", "exec", self.rack.topo.bench, "sh", "-c", command],
+                              capture_output=True, text=True, timeout=timeout)
+
+    def ssh(self, node: str, command: str, timeout: float = 30, connect_timeout: float = 5) -> subprocess.CompletedProcess:
+        """`command` on `node` as the login user, over real SSH from the bench."""
+        return self.bench(f"ssh -F {shlex.quote(str(self.state.ssh_config))} -o ConnectTimeout={connect_timeout:g} "
+                          f"{shlex.quote(node)} {shlex.quote(command)}", timeout=timeout)
+
+    def out(self, node: str, command: str, **kw) -> str:
+        result = self.ssh(node, command, **kw)
+        assert result.returncode == 0, f"{node}: {command!r} exited {result.returncode}: {result.stderr}"
+        return result.stdout
+
+    def as_root(self, node: str, script: str) -> subprocess.CompletedProcess:
+        """A shell script as root inside the node (what an admin with sudo would do)."""
+        return self.rack.node(node).sh(script, check=False)
+
+    def fault(self, node: str, kind: str, *args: str) -> str:
+        return faults.plant(self.rack, node, kind, list(args))
+
+    def heal(self, node: str, kind: str, *args: str) -> str:
+        return faults.heal(self.rack, node, kind, list(args))
+
+    @property
+    def agent_key(self) -> str:
+        return self.state.agent_key.read_text().strip()
+
+    def chat(self, model: str, tokens: int = 8, key: str | None = None) -> tuple[str, float]:
+        """Stream a chat completion through the agent on its node: (HTTP status, seconds)."""
+        node = self.rack.profile.agent_node
+        key = self.agent_key if key is None else key
+        body = '{"model": "%s", "stream": true, "max_tokens": %d, "messages": [{"role": "user", "content": "hi"}]}' % (
+            model, tokens)
+        out = self.out(node, f"curl -s -o /dev/null -w '%{{http_code}} %{{time_total}}' "
+                             f"-H 'Authorization: Bearer {key}' -H 'content-type: application/json' "
+                             f"-d '{body}' http://{self.rack.profile.agent_listen}/v1/chat/completions")
+        status, seconds = out.split()
+        return status, float(seconds)
+
+    def iperf(self, client: str, server: str, server_ip: str | None = None, streams: int = 1,
+              seconds: int = 4) -> float:
+        """iperf3 between two nodes over the cluster network: received Mbit/s (first second
+        omitted). Without server_ip the server listens on every address (a dual-stack socket)."""
+        self.out(server, "iperf3 -s -D -1" + (f" -B {server_ip}" if server_ip else ""))
+        time.sleep(0.2)
+        out = self.out(client, f"iperf3 -c {server} -t {seconds} -O 1 -P {streams} -J", timeout=seconds + 30)
+        import json
+        return json.loads(out)["end"]["sum_received"]["bits_per_second"] / 1e6
+
+
+# --- what a rack must leave as it found it ----------------------------------------------------
+
+def tree_digest(root: str) -> dict[str, tuple]:
+    """path -> (type, mode, uid, gid, size, mtime_ns, content hash or link target) of a tree."""
+    out: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            path = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if os.path.islink(path):
+                detail = os.readlink(path)
+            elif os.path.isfile(path):
+                try:
+                    with open(path, "rb") as f:
+                        detail = hashlib.sha256(f.read()).hexdigest()
+                except OSError:
+                    detail = "unreadable"
+            else:
+                detail = ""
+            out[path] = (st.st_mode, st.st_uid, st.st_gid, st.st_size, st.st_mtime_ns, detail)
+    return out
+
+
+def rack_processes(name: str) -> set[tuple[int, str]]:
+    """Processes that belong to rack `name`: in one of its namespaces, or naming its state dir."""
+    state = str(RackState(name).root)
+    prefix = RackState(name).ns_prefix
+    ours = set()
+    inodes = set()
+    for ns in list_netns():
+        if ns.startswith(prefix):
+            try:
+                inodes.add(os.stat(f"/run/netns/{ns}").st_ino)
+            except OSError:
+                pass
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            net = os.stat(entry / "ns" / "net").st_ino
+        except OSError:
+            continue
+        if state in args or f"--name {name}" in args or net in inodes:
+            ours.add((int(entry.name), args))
+    return ours
+
+
+def rack_namespaces(name: str) -> list[str]:
+    prefix = RackState(name).ns_prefix
+    return sorted(ns for ns in list_netns() if ns.startswith(prefix))
+
+
+def snapshot(name: str) -> dict:
+    return {"etc": tree_digest("/etc"), "home": tree_digest("/home"), "netns": rack_namespaces(name),
+            "processes": rack_processes(name), "state": RackState(name).root.exists(),
+            "all_netns": set(list_netns())}
+
+
+def compare(before: dict, after: dict) -> list[str]:
+    """What differs between two snapshots, one line each (empty: nothing)."""
+    problems = []
+    for tree in ("etc", "home"):
+        b, a = before[tree], after[tree]
+        changed = sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))
+        problems += [f"/{tree} changed: {p}" for p in changed[:20]]
+    for key in ("netns", "processes", "state"):
+        if before[key] != after[key]:
+            problems.append(f"{key}: before {before[key]!r}, after {after[key]!r}")
+    return problems

@@ -1,0 +1,49 @@
+"""The Nodes table's facts: read from the evidence of commands whose answer is a fact (real
+tool output from selftests/samples), overridden by facts a check declares; and whether each
+node was reached."""
+
+from pathlib import Path
+
+from rackproof.probes.jetson import dpkg_query_command
+from rackproof.report import facts
+
+SAMPLES = Path(__file__).with_name("samples")
+
+
+def ev(node, command, stdout="", exit_status=0, note=""):
+    return {"node": node, "command": command, "exit_status": exit_status, "stdout": stdout, "stderr": "",
+            "duration": 0.1, "started": 0.0, "note": note}
+
+
+def test_facts_from_evidence_and_declared_facts():
+    tests = [
+        {"evidence": [ev("thor-1", "hostname", "thor-1\n"), ev("thor-1", "id -un", "nvidia\n"),
+                      ev("thor-1", "ip -j addr", (SAMPLES / "ip_j_addr_router_multi_addr.json").read_text()),
+                      ev("thor-1", "cat /etc/nv_tegra_release", (SAMPLES / "nv_tegra_release_R38.2.0_jp7.txt").read_text()),
+                      ev("thor-1", dpkg_query_command(["nvidia-jetpack"]), "nvidia-jetpack\tii \t7.0+b128\n"),
+                      ev("thor-1", "nvidia-smi", (SAMPLES / "nvidia_smi_thor_595.78_idle_PARTIAL.txt").read_text()),
+                      ev("thor-1", "LC_ALL=C ethtool mgbe0_0", "Settings for mgbe0_0:\n\tSpeed: 25000Mb/s\n\tLink detected: yes\n"),
+                      ev("thor-1", "LC_ALL=C ethtool --show-fec mgbe0_0",
+                         "FEC parameters for mgbe0_0:\nSupported/Configured FEC encodings: RS\nActive FEC encoding: RS\n")],
+         "facts": {}},
+        {"evidence": [ev("thor-2", "hostname", "thor-9\n"), ev("thor-2", "cat /etc/nv_tegra_release", "garbage"),
+                      ev("thor-2", "id -un", "", exit_status=1)],
+         "facts": {"thor-2": {"hostname": "thor-2 (declared)", "jetpack": "7.0"}}},
+    ]
+    nodes, interfaces = facts.collect(tests)
+    one = nodes["thor-1"]
+    assert (one["hostname"], one["login"], one["L4T"], one["nvidia-jetpack"]) == ("thor-1", "nvidia", "R38.2.0", "7.0+b128")
+    assert one["GPU driver"] and "127.0.0.1" not in one["addresses"] and "/" in one["addresses"]
+    assert nodes["thor-2"] == {"hostname": "thor-2 (declared)", "jetpack": "7.0"}   # unreadable and failed: no fact
+    assert interfaces[("thor-1", "mgbe0_0")] == {"link": "yes", "speed": "25000Mb/s", "fec": "RS"}
+
+
+def test_a_node_is_reached_once_any_command_got_through():
+    tests = [{"evidence": [ev("thor-5", "hostname", exit_status=None, note="unreachable: no route to host"),
+                           ev("thor-4", "hostname", exit_status=None, note="timed out after 5 s"),
+                           ev("thor-3", "hostname", exit_status=None, note="unreachable: banner"),
+                           ev("thor-3", "id -un", "nvidia")]}]
+    assert facts.reachability(tests) == {
+        "thor-5": {"status": "unreachable", "reason": "no route to host"},
+        "thor-4": {"status": "reached", "reason": ""},
+        "thor-3": {"status": "reached", "reason": ""}}

@@ -1,0 +1,183 @@
+"""The report library's rules, on plain data: outcomes from pytest phases, the verdict by
+capability, waivers (matching, expiry, what each did), and what a test touched."""
+
+import datetime as dt
+
+import pytest
+
+from rackproof.inventory import load_inventory
+from rackproof.report import subjects, verdict, waivers
+from rackproof.report.outcomes import Phase, judge, split_message
+from selftests.suite import EXAMPLES
+
+TODAY = dt.date(2026, 12, 2)
+BONDED = {"name": "full bonded bandwidth of thor-3", "blocks": False}
+SSH = {"name": "SSH mesh between the nodes", "blocks": True}
+
+
+def entry(name, outcome, capability=None, message="", nodes=("thor-3",)):
+    return {"id": f"tests_x/test_x.py::{name}", "outcome": outcome, "capability": capability,
+            "message": message, "nodes": list(nodes)}
+
+
+def test_all_passed_is_accepted():
+    result = verdict.decide([entry("test_a[thor-1]", "passed", SSH), entry("test_b[thor-3]", "passed", BONDED)])
+    assert result["decision"] == verdict.ACCEPTED
+    assert {c["status"] for c in result["capabilities"]} == {"available"}
+
+
+def test_a_blocking_failure_rejects_the_cluster():
+    result = verdict.decide([entry("test_ssh[thor-2->thor-4]", "failed", SSH, "Permission denied"),
+                             entry("test_b[thor-3]", "passed", BONDED)])
+    assert result["decision"] == verdict.REJECTED
+    assert "SSH mesh between the nodes: failed" in result["summary"]
+    ssh = next(c for c in result["capabilities"] if c["name"] == SSH["name"])
+    assert ssh["status"] == "blocked" and ssh["why"][0]["message"] == "Permission denied"
+
+
+def test_non_blocking_failures_accept_with_limits_and_say_why():
+    result = verdict.decide([entry("test_a[thor-1]", "passed", SSH),
+                             entry("test_lane_link_detected[thor-3:mgbe1_0]", "failed", BONDED,
+                                   "thor-3 mgbe1_0 (switch port 10): no link\nmore detail")])
+    assert result["decision"] == verdict.LIMITED
+    assert "full bonded bandwidth of thor-3" in result["summary"]
+    limited = next(c for c in result["capabilities"] if c["name"] == BONDED["name"])
+    assert limited["status"] == "limited"
+    assert limited["why"] == [{"test": "tests_x/test_x.py::test_lane_link_detected[thor-3:mgbe1_0]",
+                               "outcome": "failed", "message": "thor-3 mgbe1_0 (switch port 10): no link"}]
+
+
+def test_a_check_without_capability_counts_as_blocking():
+    result = verdict.decide([entry("test_new_check[thor-1]", "failed")])
+    assert result["decision"] == verdict.REJECTED
+    assert result["capabilities"][0]["name"] == verdict.UNDECLARED["name"]
+
+
+def test_an_unconfirmed_blocking_check_cannot_be_accepted():
+    result = verdict.decide([entry("test_a[thor-1]", "passed", SSH), entry("test_b[thor-2]", "error", SSH, "timed out")])
+    assert result["decision"] == verdict.REJECTED
+    assert "could not be confirmed" in result["summary"]
+
+
+def test_an_unconfirmed_non_blocking_check_limits_its_capability():
+    result = verdict.decide([entry("test_a[thor-1]", "passed", SSH), entry("test_b[thor-3]", "error", BONDED)])
+    assert result["decision"] == verdict.LIMITED
+    assert "(unconfirmed)" in result["summary"]
+
+
+def test_a_run_with_no_verdict_at_all_is_not_accepted():
+    assert verdict.decide([entry("test_a[thor-1]", "skipped", SSH)])["decision"] == verdict.REJECTED
+    assert verdict.decide([])["decision"] == verdict.REJECTED
+
+
+def test_warned_and_waived_checks_are_accepted_and_counted():
+    result = verdict.decide([entry("test_a[thor-1]", "warned", SSH), entry("test_b[thor-3]", "waived", SSH)])
+    assert result["decision"] == verdict.ACCEPTED
+    assert "1 with a figure under its target" in result["summary"]
+    assert "1 failed under a valid waiver" in result["summary"]
+
+
+# --- outcomes from pytest's phases ------------------------------------------------------
+
+def measured(verdict_):
+    return {"rackproof_measurements": [{"kind": "lane rate", "verdict": verdict_}]}
+
+
+@pytest.mark.parametrize("phases, outcome", [
+    ([Phase("setup", "passed"), Phase("call", "passed"), Phase("teardown", "passed")], "passed"),
+    ([Phase("setup", "passed"), Phase("call", "passed", properties=measured("warned"))], "warned"),
+    ([Phase("setup", "passed"), Phase("call", "passed", properties=measured("passed"))], "passed"),
+    ([Phase("setup", "passed"), Phase("call", "failed", "no link")], "failed"),
+    ([Phase("setup", "failed", "fixture broke")], "error"),
+    ([Phase("setup", "passed"), Phase("call", "passed"), Phase("teardown", "failed", "cleanup")], "error"),
+    ([Phase("setup", "passed"), Phase("call", "failed", "timed out", properties={"rackproof_outcome": "error"})], "error"),
+    ([Phase("setup", "skipped", "not at this step")], "skipped"),
+    ([Phase("setup", "passed"), Phase("call", "skipped", "no link", properties={"rackproof_waiver": {}})], "waived"),
+])
+def test_outcome_from_phases(phases, outcome):
+    assert judge(phases)[0] == outcome
+
+
+def test_a_waived_check_keeps_its_original_message():
+    phases = [Phase("call", "skipped", "thor-2 mgbe0_0: found BaseR", properties={"rackproof_waiver": {}})]
+    assert judge(phases) == ("waived", "thor-2 mgbe0_0: found BaseR")
+
+
+def test_message_drops_the_test_id_and_splits_off_the_usual_cause():
+    text = "thor-3 mgbe1_0: expected yes, found no. Usual cause: the cable is not seated\n\n(t.py::test_x[a])"
+    assert split_message(text, "t.py::test_x[a]") == ("thor-3 mgbe1_0: expected yes, found no.",
+                                                       "Usual cause: the cable is not seated")
+
+
+# --- waivers ----------------------------------------------------------------------------
+
+def waiver(**kw):
+    return waivers.Waiver(**{"check": "test_lane_fec", "node": "thor-2", "justification": "switch swap in CHG-1240",
+                             "approved_by": "J. Doe", "expires": "2027-01-31", **kw})
+
+
+FEC = "tests_physical/test_lanes.py::test_lane_fec[thor-2:mgbe0_0]"
+
+
+def test_a_waiver_matches_its_check_on_its_node_only():
+    w = waiver()
+    assert w.matches(FEC, ["thor-2"])
+    assert not w.matches(FEC.replace("thor-2", "thor-3"), ["thor-3"])
+    assert not w.matches("tests_physical/test_lanes.py::test_lane_speed[thor-2:mgbe0_0]", ["thor-2"])
+    assert waiver(node=None).matches(FEC.replace("thor-2", "thor-3"), ["thor-3"])
+
+
+def test_a_waiver_can_name_a_full_test_id():
+    assert waiver(check="test_lane_fec[thor-2:mgbe0_0]", node=None).matches(FEC, ["thor-2"])
+    assert waiver(check=FEC, node=None).matches(FEC, ["thor-2"])
+    assert not waiver(check="test_lane_fec[thor-2:mgbe1_0]", node=None).matches(FEC, ["thor-2"])
+
+
+def test_an_expired_waiver_counts_as_none():
+    assert waivers.active([waiver(expires="2026-12-01")], FEC, ["thor-2"], TODAY) is None
+    assert waivers.active([waiver(expires="2026-12-02")], FEC, ["thor-2"], TODAY) is not None  # valid through its day
+
+
+def test_each_waiver_says_what_it_did():
+    tests = [{"id": FEC, "nodes": ["thor-2"], "outcome": "waived"},
+             {"id": FEC.replace("fec", "speed"), "nodes": ["thor-2"], "outcome": "passed"}]
+    found = waivers.statuses([waiver(), waiver(check="test_lane_speed"), waiver(check="test_lane_fec", expires="2026-01-01"),
+                              waiver(check="test_gone")], tests, TODAY)
+    assert [w["status"] for w in found] == ["applied", "not needed", "expired", "unmatched"]
+    assert found[0]["tests"] == [FEC]
+
+
+def test_waiver_file_problems_are_one_line_each(tmp_path):
+    good = tmp_path / "waivers.toml"
+    good.write_text('[[waiver]]\ncheck = "test_lane_fec"\nnode = "thor-2"\njustification = "swap"\n'
+                    'approved_by = "J. Doe"\nexpires = 2027-01-31\n')
+    assert waivers.load_waivers(good) == [waiver(justification="swap")]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[waiver]]\ncheck = "test_lane_fec"\njustification = "swap"\nexpires = "soon"\nowner = "me"\n')
+    with pytest.raises(waivers.WaiverError) as e:
+        waivers.load_waivers(bad)
+    lines = str(e.value).splitlines()
+    assert all(line.startswith(f"{bad}: waiver[0].") for line in lines), lines
+    assert {line.split(": ")[1] for line in lines} == {"waiver[0].approved_by", "waiver[0].expires", "waiver[0].owner"}
+
+
+# --- what a test touched ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def thor5():
+    return load_inventory(EXAMPLES / "thor5.toml")
+
+
+@pytest.mark.parametrize("params, nodes, interfaces, pairs", [
+    ({"node": ("thor-1",)}, ["thor-1"], [], []),
+    ({"node": "thor-1"}, ["thor-1"], [], []),
+    ({"lane": ("thor-3", "mgbe1_0")}, ["thor-3"], [["thor-3", "mgbe1_0"]], []),
+    ({"pair": ("thor-2", "thor-4")}, ["thor-2", "thor-4"], [], [["thor-2", "thor-4"]]),
+    ({"bonded_node": ("thor-2",)}, ["thor-2"], [["thor-2", "bond0"]], []),
+    ({"engine": ("thor-2", "llama-3.1-8b")}, ["thor-2"], [], []),
+    ({"engine": "gemma-3-12b"}, ["thor-3"], [], []),
+    ({"every_node": ("thor-1", "thor-2", "thor-3")}, ["thor-1", "thor-2", "thor-3"], [], []),
+    ({"size": 4096}, [], [], []),
+])
+def test_what_a_test_touched_is_read_from_its_parameters(thor5, params, nodes, interfaces, pairs):
+    assert subjects.touched(params, thor5) == {"nodes": nodes, "interfaces": interfaces, "pairs": pairs}

@@ -1,0 +1,29 @@
+"""The same report with and without xdist: evidence, measurements, facts and scope reach the
+controller from the workers, and tests keep their collection order."""
+
+from selftests.report_suite import run_report
+from selftests.suite import REPLAYS
+
+# what a run found; timings and the run's own header are left out
+FOUND = ("id", "check", "outcome", "message", "hint", "capability", "params", "nodes", "interfaces", "pairs",
+         "measurements", "facts", "waiver")
+
+
+def found(results: dict) -> dict:
+    tests = [{k: t[k] for k in FOUND} | {"commands": [(e["node"], e["command"], e["exit_status"], e["stdout"])
+                                                       for e in t["evidence"]]} for t in results["tests"]]
+    return {"verdict": results["verdict"], "counts": results["counts"], "tests": tests, "nodes": results["nodes"],
+            "topology": results["topology"], "scope": results["scope"]}
+
+
+def test_serial_and_two_workers_give_the_same_report(pytester):
+    replay = str(REPLAYS / "thor5-lane-down-fec-mismatch")
+    serial = run_report(pytester, "--replay", replay, name="serial")
+    parallel = run_report(pytester, "--replay", replay, "-n", "2", name="xdist")
+    assert (serial.results["run"]["xdist_workers"], parallel.results["run"]["xdist_workers"]) == (0, 2)
+    assert serial.results["verdict"]["decision"] == "ACCEPTED WITH LIMITS"
+    assert serial.results["scope"] and any(t["measurements"] for t in serial.results["tests"])
+    assert any(t["evidence"] for t in parallel.results["tests"])
+    a, b = found(serial.results), found(parallel.results)
+    for part in a:
+        assert a[part] == b[part], part

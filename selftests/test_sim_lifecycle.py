@@ -1,0 +1,171 @@
+"""Bringing simulated racks up and down (rackproof.sim): `down` leaves the host exactly as it
+was (namespaces, processes, /etc, /home), also after a crashed `up`; a second `up` leaves a
+running rack alone; `run` always takes its rack down and exits with pytest's status; the CLI
+reports errors as one line.
+
+Needs root. Every rack here has a name of its own, so a developer's rack is never touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from rackproof.sim.state import RackState
+from selftests.simrack import SimRack, compare, snapshot, skip_reason, unique_name
+
+pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str, timeout: float = 60, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = dict(env or os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "rackproof.sim.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=env)
+
+
+def test_down_leaves_namespaces_processes_etc_and_home_as_before_up():
+    name = unique_name("dn")
+    before = snapshot(name)
+    with SimRack("thor2", name) as r:
+        assert r.out("thor-1", "hostname").strip() == "thor-1"
+        # an interactive login writes utmp/wtmp/lastlog: they must stay inside the node
+        assert r.bench(f"ssh -tt -F {r.state.ssh_config} thor-2 'touch /tmp/x; exit' </dev/null").returncode == 0
+        r.fault("thor-2", "lane-down")
+        r.fault("thor-1", "jetpack-mismatch")
+        assert r.out("thor-1", "cat /etc/hostname").strip() == "thor-1"
+        assert r.bench("ip route show default").stdout == ""
+    after = snapshot(name)
+    assert compare(before, after) == []
+    assert not RackState(name).root.exists()
+
+
+def test_a_second_up_says_so_and_leaves_the_rack_alone():
+    name = unique_name("tw")
+    with SimRack("thor2", name) as r:
+        record = r.state.load()
+        again = cli("up", "thor2", "--name", name)
+        assert again.returncode == 0
+        assert "already up" in again.stderr and again.stdout == ""
+        assert r.state.load() == record
+        assert r.out("thor-2", "hostname").strip() == "thor-2"
+
+
+def test_down_cleans_up_after_a_crashed_up():
+    name = unique_name("cr")
+    before = snapshot(name)
+    proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "up", "thor5", "--name", name],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = RackState(name)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:        # kill it once node namespaces and sshd exist
+        nodes = state.load().get("nodes", {}) if state.exists() else {}
+        if nodes and all("sshd" in n for n in nodes.values()):
+            break
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+    assert state.load().get("phase") == "starting"
+    up_again = cli("up", "thor5", "--name", name)
+    assert up_again.returncode == 1 and "did not finish" in up_again.stderr
+    down = cli("down", "--name", name)
+    assert down.returncode == 0, down.stderr
+    assert compare(before, snapshot(name)) == []
+    again = cli("down", "--name", name)           # idempotent
+    assert again.returncode == 0 and "nothing was left" in again.stdout
+
+
+def _write_tests(tmp_path: Path) -> Path:
+    """A tiny suite of its own (with the --inventory option the real suite's plugin adds)."""
+    (tmp_path / "conftest.py").write_text('def pytest_addoption(parser):\n    parser.addoption("--inventory")\n')
+    path = tmp_path / "test_sim_run_probe.py"
+    path.write_text(textwrap.dedent("""
+        import os, subprocess, time
+        from pathlib import Path
+
+        def test_inventory_is_there():
+            assert Path(os.environ["RACKPROOF_INVENTORY"]).exists()
+
+        def test_runs_in_the_bench_namespace():
+            out = subprocess.run(["ip", "-br", "addr"], capture_output=True, text=True).stdout
+            assert "192.168.77.1/24" in out
+
+        def test_fails_on_purpose():
+            assert os.environ.get("SIM_RUN_PROBE") != "fail"
+
+        def test_waits():
+            if os.environ.get("SIM_RUN_PROBE") == "wait":
+                Path(os.environ["SIM_RUN_MARK"]).write_text("running")
+                time.sleep(60)
+    """))
+    return path
+
+
+def test_run_brings_the_rack_up_runs_pytest_in_the_bench_and_exits_with_its_status(tmp_path):
+    name = unique_name("ru")
+    before = snapshot(name)
+    tests = _write_tests(tmp_path)
+    ok = cli("run", "thor2", "--name", name, "--", str(tests), "-q", "-p", "no:cacheprovider", timeout=120,
+             cwd=tmp_path, env=dict(os.environ, SIM_RUN_PROBE="pass"))
+    assert ok.returncode == 0, ok.stdout[-2000:] + ok.stderr[-2000:]
+    assert "4 passed" in ok.stdout
+    failing = cli("run", "thor2", "--name", name, "--", str(tests), "-q", "-p", "no:cacheprovider", timeout=120,
+                  cwd=tmp_path, env=dict(os.environ, SIM_RUN_PROBE="fail"))
+    assert failing.returncode == 1, failing.stdout[-2000:]
+    assert f"rack {name} is down" in failing.stderr
+    assert compare(before, snapshot(name)) == []
+
+
+def test_run_takes_the_rack_down_when_it_is_interrupted(tmp_path):
+    name = unique_name("in")
+    before = snapshot(name)
+    tests = _write_tests(tmp_path)
+    mark = tmp_path / "mark"
+    proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "run", "thor2", "--name", name, "--",
+                             str(tests), "-q", "-p", "no:cacheprovider", "-k", "waits"],
+                            cwd=tmp_path, env=dict(os.environ, SIM_RUN_PROBE="wait", SIM_RUN_MARK=str(mark),
+                                                   PYTHONPATH=str(REPO)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not mark.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert mark.exists(), proc.communicate()[1][-2000:]
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert f"rack {name} is down" in err
+    assert compare(before, snapshot(name)) == []
+
+
+def test_cli_errors_are_one_line_without_a_traceback():
+    name = unique_name("no")
+    for args in (["fault", "--name", name, "thor-1", "lane-down"], ["heal", "--name", name, "--all"],
+                 ["status", "--name", name], ["exec", "--name", name, "--", "true"]):
+        r = cli(*args)
+        assert r.returncode == 1, args
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith("rackproof sim: "), (args, r.stderr)
+        assert "Traceback" not in r.stderr
+
+
+def test_add_parser_registers_sim_on_a_subparsers_object():
+    from rackproof.sim.cli import add_parser, run_command
+    parser = argparse.ArgumentParser(prog="rackproof")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    for argv in (["sim", "up", "thor5"], ["sim", "status"], ["sim", "fault", "thor-2", "lane-down", "mgbe1_0"],
+                 ["sim", "heal", "--all"], ["sim", "exec", "--", "pytest", "-q"], ["sim", "down"],
+                 ["sim", "run", "spark2", "--", "-k", "roce"]):
+        args = parser.parse_args(argv)
+        assert args.func is run_command and callable(args.sim_func)
+    assert parser.parse_args(["sim", "exec", "--", "pytest", "-q"]).cmd == ["--", "pytest", "-q"]
+    from rackproof.sim.cli import _run_args
+    run = parser.parse_args(["sim", "run", "thor5", "--name", "x", "--", "-q", "--name", "y"])
+    assert (_run_args(run), run.name) == (["-q", "--name", "y"], "x")
