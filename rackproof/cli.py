@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .inventory import InventoryError, load_inventory
+from .sim.cli import add_parser as add_sim_parser
 
 
 def _inventory_check(args: argparse.Namespace) -> int:
@@ -30,12 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file")
     check.set_defaults(func=_inventory_check)
 
-    try:
-        from .sim.cli import add_parser as add_sim_parser
-    except ImportError:  # the simulated rack is optional on machines that cannot run it
-        add_sim_parser = None
-    if add_sim_parser:
-        add_sim_parser(commands)
+    add_sim_parser(commands)
     return parser
 
 

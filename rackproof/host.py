@@ -97,8 +97,10 @@ class Host:
 
     def bonding(self, bond: str = "bond0"):
         from .probes.bonding import parse_bonding
-        path = quote(f"/proc/net/bonding/{bond}")
-        # the 802.3ad details (aggregator, partner) are shown to root only: sudo when allowed
+        # RACKPROOF_PROC: where a simulated node shows its /proc views (a namespace cannot add
+        # files to /proc); unset on real nodes. The 802.3ad details (aggregator, partner) are
+        # shown to root only: sudo when allowed.
+        path = f'"${{RACKPROOF_PROC:-/proc}}"/net/bonding/{quote(bond)}'
         return self.read(f"sudo -n cat {path} 2>/dev/null || cat {path}", parse_bonding)
 
     def rdma_links(self):
