@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ def _test_id(case: ET.Element) -> str:
     return f"{case.get('classname').rsplit('.', 1)[-1]}::{case.get('name')}"
 
 
-def run_suite(pytester, *args: str, timeout: float = 600) -> SuiteRun:
+def run_suite(pytester, *args: str, timeout: float = 600, netns: str | None = None) -> SuiteRun:
     """The suite in a child pytest (pytester), with the repo's pytest.ini and tests_* folders;
     its report and junit.xml go under the pytester's temp dir. Test paths given in args are
     taken relative to the repo; without any, the suite's testpaths."""
@@ -40,9 +41,12 @@ def run_suite(pytester, *args: str, timeout: float = 600) -> SuiteRun:
     paths = [str(REPO / a) for a in args if a.startswith("tests_")] or [
         str(REPO / p) for p in ("tests_physical", "tests_network", "tests_ssh", "tests_serving")]
     options = [a for a in args if not a.startswith("tests_")]
-    result = pytester.runpytest_subprocess(
-        "-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO), "-q", f"--junitxml={junit}",
-        f"--html={tmp_path / 'report.html'}", *options, *paths, timeout=timeout)
+    # in `netns` (a simulated rack's bench namespace) when given: the controller's side of the rack
+    prefix = ("ip", "netns", "exec", netns) if netns else ()
+    result = pytester.run(
+        *prefix, sys.executable, "-m", "pytest", "-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO), "-q",
+        "-p", "no:cacheprovider", f"--junitxml={junit}", f"--html={tmp_path / 'report.html'}", *options, *paths,
+        timeout=timeout)
     outcomes, messages = {}, {}
     if junit.exists():
         for case in ET.parse(junit).getroot().iter("testcase"):

@@ -153,6 +153,7 @@ class EngineSpec:
     agent: bool = True
     tokens_per_s: float = 40.0
     default_listen: bool = True   # listen == the node's cluster address (leave it out of the TOML)
+    tokens_per_s_floor: float | None = None  # what the generated inventory expects at least
 
 
 @dataclass
@@ -208,8 +209,10 @@ def thor5() -> Profile:
     engines = [
         EngineSpec("qwen3-8b", "thor-1", 8081, host="127.0.0.1", listen="127.0.0.1", tokens_per_s=42.0,
                    default_listen=False),
-        EngineSpec("llama-3.1-8b", "thor-2", 8081, host="thor-2", listen="10.10.0.12", tokens_per_s=40.0),
-        EngineSpec("gemma-3-12b", "thor-3", 8081, host="thor-3", listen="10.10.0.13", tokens_per_s=28.0),
+        EngineSpec("llama-3.1-8b", "thor-2", 8081, host="thor-2", listen="10.10.0.12", tokens_per_s=40.0,
+                   tokens_per_s_floor=30.0),
+        EngineSpec("gemma-3-12b", "thor-3", 8081, host="thor-3", listen="10.10.0.13", tokens_per_s=28.0,
+                   tokens_per_s_floor=20.0),
     ]
     return Profile(
         name="thor5", cluster_name="thor-shelf", platform="thor",

@@ -593,6 +593,8 @@ def inventory_toml(p: Profile, s: RackState) -> str:
         if not e.default_listen:
             out.append(f"listen = {_toml_value(e.listen)}")
         out.append(f"port = {e.port}")
+        if e.tokens_per_s_floor is not None:
+            out.append(f"tokens_per_s_floor = {e.tokens_per_s_floor}")
         if not e.agent:
             out.append("agent = false")
     return "\n".join(out) + "\n"

@@ -1,0 +1,229 @@
+"""The acceptance suite against the simulated racks: healthy racks pass every check that applies,
+and each planted fault fails exactly the checks that should catch it, with a message naming
+the node, interface or pair, and the figures. Each fault is healed before the next one.
+
+A fault run covers the part of the suite the fault can touch (named with each case), so the
+claim "exactly these fail" is made over that part; the healthy runs cover everything.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from selftests.simrack import SimRack, skip_reason
+from selftests.suite import run_suite
+
+pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+
+@pytest.fixture(scope="module")
+def thor5():
+    with SimRack("thor5") as rack:
+        yield rack
+
+
+@pytest.fixture(scope="module")
+def thor2():
+    with SimRack("thor2") as rack:
+        yield rack
+
+
+@pytest.fixture(scope="module")
+def spark2():
+    with SimRack("spark2") as rack:
+        yield rack
+
+
+def suite(pytester, rack: SimRack, *args: str):
+    return run_suite(pytester, f"--inventory={rack.inventory}", *args, netns=rack.rack.topo.bench)
+
+
+def leftovers(rack: SimRack) -> dict[str, str]:
+    """Traffic tools still running on any node (each node has its own process namespace)."""
+    found = {}
+    for node in rack.rack.record["nodes"]:
+        out = rack.out(node, "ps -eo args= | grep -E '^(iperf3|ib_write_bw)' || true")
+        if out.strip():
+            found[node] = out
+    return found
+
+
+def files_holding(root: Path, secret: str) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def results(run) -> dict:
+    return json.loads((run.run_dir / "results.json").read_text())
+
+
+# --- healthy racks --------------------------------------------------------------------------
+
+def test_healthy_thor5_passes_every_check_and_leaves_nothing_running(pytester, thor5):
+    run = suite(pytester, thor5, "-n", "2")
+    assert run.exit_status == 0 and run.outcomes and set(run.outcomes.values()) == {"passed"}, run.output
+    ids = " ".join(run.outcomes)
+    for check in ("test_lane_speed[thor-3:mgbe2_0]", "test_passwordless_ssh[thor-4->thor-1]",
+                  "test_iperf3_bonded_four_streams[", "test_bond_state[thor-5]", "test_agent_streams_each_model[",
+                  "test_engine_listens_on_its_cluster_address[llama-3.1-8b@thor-2]"):
+        assert check in ids
+    doc = results(run)
+    assert doc["verdict"]["decision"] == "ACCEPTED"
+    kinds = {m["kind"] for t in doc["tests"] for m in t.get("measurements", [])}
+    assert {"lane rate", "bonded rate", "tokens/s", "time to first token"} <= kinds
+    assert not leftovers(thor5)
+    assert not files_holding(run.run_dir, thor5.agent_key()), "the access key leaked into the run's files"
+
+
+def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
+    run = suite(pytester, thor2, "--step", "6")
+    assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
+    assert "test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]" in run.outcomes
+    assert not any("bond" in t for t in run.outcomes), "no bond before step 8"
+
+
+def test_healthy_spark2_passes_every_check(pytester, spark2):
+    run = suite(pytester, spark2)
+    assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
+    for check in ("test_roce_bandwidth_over_the_port[spark-1->spark-2]", "test_nccl_across_the_nodes[all]",
+                  "test_cx7_interface_up[spark-2:enP2p1s0f1np1]", "test_netplan_file_persists_the_cx7_addresses[spark-1]"):
+        assert check in run.outcomes
+    assert not leftovers(spark2)
+
+
+# --- planted faults ---------------------------------------------------------------------------
+
+def planted(rack: SimRack, node: str, kind: str, *args: str):
+    """Plant a fault for the duration of a with-block; healed whatever happens."""
+    class _Fault:
+        def __enter__(self):
+            rack.fault(node, kind, *args)
+
+        def __exit__(self, *exc):
+            rack.heal(node, kind, *args)
+    return _Fault()
+
+
+def test_lane_down_fails_its_link_check_only(pytester, thor5):
+    with planted(thor5, "thor-3", "lane-down", "mgbe1_0"):
+        run = suite(pytester, thor5, "tests_physical", "tests_ssh")
+    assert run.failed == {"test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"}, run.output
+    message = run.messages["test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"]
+    assert "thor-3 mgbe1_0" in message and "port 10" in message and "Link detected: no" in message
+
+
+def test_fec_mismatch_fails_its_fec_check_only(pytester, thor5):
+    with planted(thor5, "thor-2", "fec-mismatch", "mgbe0_0"):
+        run = suite(pytester, thor5, "tests_physical")
+    assert run.failed == {"test_lanes::test_lane_fec[thor-2:mgbe0_0]"}, run.output
+    message = run.messages["test_lanes::test_lane_fec[thor-2:mgbe0_0]"]
+    assert "thor-2 mgbe0_0" in message and "port 5" in message and "expected RS" in message and "BaseR" in message
+
+
+def test_missing_ssh_key_fails_that_direction_only(pytester, thor5):
+    with planted(thor5, "thor-2", "ssh-key-missing", "thor-4"):
+        run = suite(pytester, thor5, "tests_ssh")
+    assert run.failed == {"test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"}, run.output
+    assert "Permission denied" in run.messages["test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"]
+
+
+def test_bond_lane_down_fails_the_lane_the_bond_and_the_bonded_rates_of_that_node(pytester, thor5):
+    with planted(thor5, "thor-4", "bond-lane-down", "mgbe1_0"):
+        run = suite(pytester, thor5, "tests_physical", "tests_network/test_bond.py",
+                    "tests_network/test_throughput.py::test_iperf3_bonded_four_streams", "--node", "thor-4")
+    bonded = {t for t in run.outcomes if "four_streams" in t}
+    assert bonded and all("thor-4" in t for t in bonded)
+    assert run.failed == {"test_lanes::test_lane_link_detected[thor-4:mgbe1_0]", "test_bond::test_bond_state[thor-4]"
+                          } | bonded, run.output
+    assert "mgbe1_0 (switch port 14) MII status down" in run.messages["test_bond::test_bond_state[thor-4]"]
+    figures = run.messages[sorted(bonded)[0]]
+    assert "Gbit/s" in figures and "expected at least 0.9 Gbit/s" in figures
+
+
+def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester, thor5):
+    with planted(thor5, "thor-5", "node-unreachable"):
+        run = suite(pytester, thor5, "-k", "not iperf3")
+    # the controller reaches thor-5 no more; every check that runs a command there fails with
+    # that reason, the checks of the others pass (thor-5 still answers on the cluster network)
+    own = {t for t in run.outcomes if re.search(r"\[(thor-5|all)\b|\[thor-5[:\->]", t)}
+    assert own and run.failed == own, run.output
+    for test in own:
+        assert "thor-5 is unreachable" in run.messages[test], run.messages[test]
+    assert {o for t, o in run.outcomes.items() if t not in own} == {"passed"}
+    assert "test_passwordless_ssh[thor-1->thor-5]" in " ".join(t for t, o in run.outcomes.items() if o == "passed")
+    doc = results(run)
+    durations = [t["duration"] for t in doc["tests"] if t["id"].split("::")[-1] in {x.split("::")[-1] for x in own}]
+    assert max(durations) < 5 + 3, "an unreachable node must cost at most its connect timeout per check"
+
+
+def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2):
+    with planted(thor2, "thor-2", "port-at-10G", "mgbe0_0"):
+        run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py")
+    rate = {t for t in run.outcomes if "iperf3_one_stream" in t}
+    assert run.failed == {"test_lanes::test_lane_speed[thor-2:mgbe0_0]"} | rate, run.output
+    speed = run.messages["test_lanes::test_lane_speed[thor-2:mgbe0_0]"]
+    assert "expected 25000Mb/s" in speed and "found 10000Mb/s" in speed and "flash time" in speed
+    assert "Gbit/s (expected at least 0.225 Gbit/s)" in run.messages[rate.pop()]
+    assert not leftovers(thor2)
+
+
+def test_roce_link_down_fails_that_link_the_port_bandwidth_and_nccl(pytester, spark2):
+    with planted(spark2, "spark-1", "roce-link-down", "enP2p1s0f1np1"):
+        run = suite(pytester, spark2, "tests_network/test_cx7.py")
+    link = {f"test_cx7::test_cx7_{check}[{node}:enP2p1s0f1np1]"
+            for check in ("interface_up", "speed", "ping_on_its_subnet") for node in ("spark-1", "spark-2")}
+    # NCCL spreads a collective over both logical links of the port: it fails with either down
+    assert run.failed == link | {"test_cx7::test_roce_bandwidth_over_the_port[spark-1->spark-2]",
+                                 "test_cx7::test_nccl_across_the_nodes[all]"}, run.output
+    assert "Down" in run.messages["test_cx7::test_cx7_interface_up[spark-1:enP2p1s0f1np1]"]
+    assert not leftovers(spark2)
+
+
+# --- serving faults ----------------------------------------------------------------------------
+
+def test_jetpack_mismatch_names_the_odd_node(pytester, thor5):
+    with planted(thor5, "thor-3", "jetpack-mismatch"):
+        run = suite(pytester, thor5, "tests_serving/test_versions.py")
+    assert run.failed >= {"test_versions::test_same_l4t_release[all]",
+                          "test_versions::test_same_package_version[all-nvidia-jetpack-jetpack_version]"}, run.output
+    for test in run.failed:
+        assert "differs on thor-3:" in run.messages[test] and "thor-1" in run.messages[test]
+
+
+@pytest.mark.parametrize("kind", ["engine-down", "engine-on-loopback"])
+def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor5, kind):
+    with planted(thor5, "thor-2", kind):
+        run = suite(pytester, thor5, "tests_serving")
+    model = "llama-3.1-8b@thor-2"
+    assert run.failed == {f"test_engines::test_engine_listens_on_its_cluster_address[{model}]",
+                          f"test_engines::test_engine_answers_from_the_agent_node[{model}]",
+                          f"test_agent::test_agent_streams_each_model[{model}]"}, run.output
+    listen = run.messages[f"test_engines::test_engine_listens_on_its_cluster_address[{model}]"]
+    assert "llama-3.1-8b on thor-2 (10.10.0.12:8081)" in listen
+    if kind == "engine-on-loopback":
+        assert "127.0.0.1" in listen and "agent on thor-1 cannot reach it" in listen
+    else:
+        assert "nothing listens on port 8081 of thor-2" in listen
+
+
+def test_slow_engine_fails_the_step_6_comparison_only(pytester, thor2):
+    with planted(thor2, "thor-2", "slow-engine"):
+        run = suite(pytester, thor2, "--step", "6", "tests_serving")
+    test = "test_agent::test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]"
+    assert run.failed == {test}, run.output
+    assert "llama-3.1-8b on thor-2 through the agent" in run.messages[test] and "tokens/s" in run.messages[test]
+
+
+def test_lane_down_and_slow_engine_give_accepted_with_limits_and_name_them(pytester, thor5):
+    with planted(thor5, "thor-3", "bond-lane-down", "mgbe1_0"), planted(thor5, "thor-3", "slow-engine"):
+        run = suite(pytester, thor5, "-k", "not iperf3_one_stream")
+    doc = results(run)
+    verdict = doc["verdict"]
+    assert verdict["decision"] == "ACCEPTED WITH LIMITS", verdict
+    limited = " ".join(c["name"] for c in verdict["capabilities"] if c["status"] != "available")
+    assert "thor-3" in limited and "gemma-3-12b" in limited, verdict
+    html = (run.run_dir / "report.html").read_text()
+    assert 'data-lane="mgbe1_0"' in html and "ACCEPTED WITH LIMITS" in html
