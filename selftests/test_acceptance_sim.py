@@ -75,13 +75,13 @@ def test_healthy_thor5_passes_every_check_and_leaves_nothing_running(pytester, t
     kinds = {m["kind"] for t in doc["tests"] for m in t.get("measurements", [])}
     assert {"lane rate", "bonded rate", "tokens/s", "time to first token"} <= kinds
     assert not leftovers(thor5)
-    assert not files_holding(run.run_dir, thor5.agent_key()), "the access key leaked into the run's files"
+    assert not files_holding(run.run_dir, thor5.agent_key), "the access key leaked into the run's files"
 
 
 def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
     run = suite(pytester, thor2, "--step", "6")
     assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
-    assert "test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]" in run.outcomes
+    assert "test_agent::test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]" in run.outcomes
     assert not any("bond" in t for t in run.outcomes), "no bond before step 8"
 
 
@@ -90,7 +90,7 @@ def test_healthy_spark2_passes_every_check(pytester, spark2):
     assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
     for check in ("test_roce_bandwidth_over_the_port[spark-1->spark-2]", "test_nccl_across_the_nodes[all]",
                   "test_cx7_interface_up[spark-2:enP2p1s0f1np1]", "test_netplan_file_persists_the_cx7_addresses[spark-1]"):
-        assert check in run.outcomes
+        assert f"test_cx7::{check}" in run.outcomes
     assert not leftovers(spark2)
 
 

@@ -97,7 +97,7 @@ def test_nccl_across_the_nodes(cx7_cluster, inventory, measure):
     result = head.read(
         quote("mpirun", "-np", str(len(nodes)), "-H", addresses, "--mca", "btl_tcp_if_include", iface,
               "-x", f"NCCL_SOCKET_IFNAME={iface}", "-x", "NCCL_DEBUG=WARN",
-              inventory.expect.nccl_test, "-b", "8", "-e", "256M", "-f", "2", "-g", "1"),
+              inventory.expect.nccl_test, "-b", "1G", "-e", "4G", "-f", "2", "-g", "1"),  # NVIDIA's sizes
         parse_nccl, timeout=300)
     m = measure("NCCL bus bandwidth", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s",
                 Expectation(inventory.expect.nccl_busbw_floor_gbs))
