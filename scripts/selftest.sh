@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh) and runs rackproof's own tests. Run as root: the selftests
-# bring up simulated racks in network namespaces and always take them down.
+# Sets up (scripts/setup.sh) and runs rackproof's own tests. Run as root: the selftests bring
+# up simulated racks in network namespaces (each under a name of its own) and always take
+# them down; the report selftests drive headless Chromium, offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
