@@ -42,6 +42,7 @@ class Expect(Model):
     lane_floor_fraction: float = Field(0.9, gt=0, le=1)   # iperf3 one stream vs lane speed
     bond_floor_fraction: float = Field(0.9, gt=0, le=1)   # -P 4 vs lanes x lane speed
     single_stream_ceiling_lanes: float = Field(1.3, gt=0)  # one stream stays on about one lane
+    bond_rejoin_seconds: int = Field(60, ge=1, le=600)     # a lane back up is in the aggregator again
     cx7_speed_mbps: int = 200000
     roce_floor_gbps: float = 180.0
     nccl_test: str = "all_gather_perf"

@@ -4,6 +4,8 @@ Pairs are ordered as rounds of disjoint pairs (the circle method of a round-robi
 tournament), so that with pytest-xdist one round runs at once. Two tests that share a
 node must never overlap: each takes a file lock per node, in sorted order so that two
 tests can never each hold what the other waits for; file locks work across xdist workers.
+A disruptive test (a lane taken down) must overlap nothing at all: every test holds the
+whole rack's lock shared, a disruptive one holds it alone, and that lock comes first.
 """
 
 from __future__ import annotations
@@ -20,30 +22,43 @@ T = TypeVar("T")
 
 
 def round_robin(items: Sequence[T]) -> list[list[tuple[T, T]]]:
-    """Every unordered pair exactly once, grouped into rounds in which no item appears twice."""
-    players: list[T | None] = list(items)
+    """Every unordered pair exactly once, grouped into rounds in which no item appears twice,
+    each pair oriented by `_sends` so that every item sends as often as it receives, give or
+    take one: a node's transmit side is measured as much as its receive side."""
+    players: list[int | None] = list(range(len(items)))
     if len(players) % 2:
         players.append(None)  # the bye
     n = len(players)
     rounds = []
-    for r in range(n - 1):
+    for _ in range(n - 1):
         pairs = []
         for i in range(n // 2):
             a, b = players[i], players[n - 1 - i]
             if a is not None and b is not None:
-                # alternate who sends, so every node is a sender and a receiver over the rounds
-                pairs.append((a, b) if (r + i) % 2 == 0 else (b, a))
+                src, dst = (a, b) if _sends(a, b, len(items)) else (b, a)
+                pairs.append((items[src], items[dst]))
         rounds.append(pairs)
         players = [players[0], players[-1], *players[1:-1]]
     return [r for r in rounds if r]
 
 
+def _sends(a: int, b: int, count: int) -> bool:
+    """Whether item a sends to item b: on an odd number m of items, each sends to the (m-1)/2
+    after it (modulo m); with an even count, the last item sends to the first half."""
+    m = count if count % 2 else count - 1
+    if b == m:
+        return a >= m // 2
+    if a == m:
+        return b < m // 2
+    return 0 < (b - a) % m <= (m - 1) // 2
+
+
 def covering_pairs(items: Sequence[T]) -> list[list[tuple[T, T]]]:
     """Fewer pairs for a large rack: every item in at least one pair (the first round, plus
-    the odd one out paired with the first)."""
+    the odd one out sending to the first pair's receiver)."""
     first = round_robin(items)[0] if len(items) > 1 else []
     covered = {x for pair in first for x in pair}
-    extra = [(x, items[0]) for x in items if x not in covered]
+    extra = [(x, first[0][1]) for x in items if x not in covered]
     return [first] + ([extra] if extra else [])
 
 
@@ -54,16 +69,20 @@ def lock_dir(key: str) -> Path:
     return Path(tempfile.gettempdir()) / f"rackproof-locks-{digest}"
 
 
+WHOLE_RACK = "@rack"  # not a hostname, so no node's lock
+
+
 @contextmanager
-def holding(directory: Path, names: Sequence[str]) -> Iterator[None]:
-    """Hold the lock of every name, taken in sorted order (no deadlock), released on exit."""
+def holding(directory: Path, names: Sequence[str], shared: bool = False) -> Iterator[None]:
+    """Hold the lock of every name, taken in sorted order (no deadlock), released on exit;
+    `shared` locks may be held by several tests at once, but not beside an exclusive one."""
     handles = []
     directory.mkdir(mode=0o700, exist_ok=True)
     try:
         for name in sorted(set(names)):
             fd = os.open(directory / f"{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
             handles.append(fd)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
         for fd in reversed(handles):

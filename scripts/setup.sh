@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(iperf3 openssh-server openssh-client iproute2 iputils-ping procps util-linux curl
+packages=(iperf3 openssh-server openssh-client sudo iproute2 iputils-ping procps util-linux curl
           python3 python3-venv python3-pip chromium chromium-driver)
 missing=()
 for p in "${packages[@]}"; do

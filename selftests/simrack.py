@@ -23,7 +23,7 @@ from rackproof.sim.netns import list_netns
 from rackproof.sim.rack import Rack
 from rackproof.sim.state import RackState
 
-TOOLS = ("ip", "tc", "iperf3", "ssh", "ssh-keygen", "unshare", "nsenter", "setpriv", "curl")
+TOOLS = ("ip", "tc", "iperf3", "ssh", "ssh-keygen", "unshare", "nsenter", "setpriv", "curl", "sudo")
 
 
 def skip_reason() -> str | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -227,3 +229,60 @@ def test_lane_down_and_slow_engine_give_accepted_with_limits_and_name_them(pytes
     assert "thor-3" in limited and "gemma-3-12b" in limited, verdict
     html = (run.run_dir / "report.html").read_text()
     assert 'data-lane="mgbe1_0"' in html and "ACCEPTED WITH LIMITS" in html
+
+
+# --- the disruptive check: a bond member taken down and brought back (--allow-disruptive) --------
+
+LANE_LOSS = "tests_network/test_bond.py::test_bond_rides_out_a_lane_loss[thor-1->thor-2]"
+LANE_LOSS_ID = "test_bond::test_bond_rides_out_a_lane_loss[thor-1->thor-2]"
+
+
+def link_up(rack: SimRack, node: str, lane: str) -> bool:
+    return "LOWER_UP" in rack.out(node, f"ip -br link show dev {lane}")
+
+
+def sleepers(rack: SimRack, node: str) -> str:
+    """The dead man's switch of a lane taken down, if one was left behind."""
+    return rack.out(node, "ps -eo args= | grep -E '^(sh -c )?sleep' || true").strip()
+
+
+def test_without_allow_disruptive_the_lane_loss_is_out_of_scope(pytester, thor5):
+    run = suite(pytester, thor5, LANE_LOSS)
+    assert not run.outcomes, run.output
+    assert {"check": "test_bond_rides_out_a_lane_loss", "reasons": ["disturbs the cluster; run with --allow-disruptive"]
+            } in [{k: s[k] for k in ("check", "reasons")} for s in results(run)["scope"]]
+
+
+def test_a_healthy_bond_rides_out_a_lane_loss_and_gets_the_lane_back(pytester, thor5):
+    run = suite(pytester, thor5, "--allow-disruptive", LANE_LOSS)
+    assert run.outcomes == {LANE_LOSS_ID: "passed"}, run.output
+    figures = {m["kind"]: m for t in results(run)["tests"] for m in t.get("measurements", [])}
+    assert figures["bonded rate, one lane down"]["value"] < 0.875 < figures["bonded rate, lane back"]["value"]
+    assert link_up(thor5, "thor-1", "mgbe1_0") and not sleepers(thor5, "thor-1")
+
+
+def test_a_slow_member_fails_the_lane_loss_and_the_lane_still_comes_back(pytester, thor5):
+    with planted(thor5, "thor-1", "port-at-10G", "mgbe3_0"):
+        run = suite(pytester, thor5, "--allow-disruptive", LANE_LOSS)
+    assert run.failed == {LANE_LOSS_ID}, run.output
+    message = run.messages[LANE_LOSS_ID]
+    assert "thor-1 -> thor-2, thor-1 mgbe1_0 (switch port 2) down" in message
+    assert "expected at least 0.675 Gbit/s" in message and "3 lanes left" in message
+    assert link_up(thor5, "thor-1", "mgbe1_0") and not sleepers(thor5, "thor-1")
+
+
+def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(thor5):
+    # the controller takes thor-3 mgbe2_0 down and dies without a word (no finally runs; the
+    # context manager is kept referenced so that garbage collection does not close it either)
+    dies = (f"from rackproof import disrupt; from rackproof.host import connect; "
+            f"from rackproof.inventory import load_inventory; from rackproof.remote import EvidenceLog; import os; "
+            f"h = connect(load_inventory('{thor5.inventory}'), EvidenceLog())['thor-3']; "
+            f"held = disrupt.lane_down(h, 'mgbe2_0', restore_after=3); held.__enter__(); os._exit(0)")
+    result = thor5.bench(f"{sys.executable} -c \"{dies}\"")
+    assert result.returncode == 0, result.stderr
+    assert not link_up(thor5, "thor-3", "mgbe2_0")
+    deadline = time.monotonic() + 15
+    while not link_up(thor5, "thor-3", "mgbe2_0") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert link_up(thor5, "thor-3", "mgbe2_0"), "the dead man's switch did not bring the lane back"
+    assert not sleepers(thor5, "thor-3")

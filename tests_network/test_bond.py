@@ -2,7 +2,9 @@
 
 import pytest
 
+from rackproof import disrupt, traffic
 from rackproof.explain import mismatch
+from rackproof.measure import Expectation
 
 pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
 
@@ -41,3 +43,35 @@ def test_bond_state(bonded_node):
                             f"actor port state {member.actor_port_state}: not carrying traffic; its switch port is "
                             "in another LAG group")
     assert not problems, f"{where}: " + "; ".join(problems)
+
+
+@pytest.mark.disruptive
+def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
+    """One member of the sender's bond loses its link: -P 4 carries on over the other lanes at
+    about their rate; the member comes back, rejoins the aggregator, and the rate recovers."""
+    src, dst = bond_pair.src, bond_pair.dst
+    spec = src.spec.bond
+    lane = spec.lanes[1]
+    where = f"{bond_pair.where}, {src.name} {lane} (switch port {src.spec.lane(lane).switch_port}) down"
+    lanes, per_lane = min(len(spec.lanes), len(dst.spec.bond.lanes)), inventory.lane_bps()
+    seconds = inventory.expect.iperf_seconds
+    with disrupt.lane_down(src, lane, restore_after=seconds + 60):
+        degraded = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
+    m = measure("bonded rate, one lane down", bond_pair.where, degraded.received_bps / 1e9, "Gbit/s",
+                Expectation((lanes - 1) * per_lane * inventory.expect.bond_floor_fraction / 1e9))
+    assert m.verdict != "failed", (
+        f"{where} (iperf3 -P 4): {m} ({lanes - 1} lanes left). Usual cause: the bond did not move that lane's "
+        "connections to the others (miimon=0, or the switch kept sending on the dead port: a static LAG "
+        "instead of LACP), or another member is slow (see test_lane_speed)")
+    assert degraded.received_bps < (lanes - 0.5) * per_lane, (
+        f"{where}: -P 4 still moved {degraded.received_bps / 1e9:.3g} Gbit/s, as much as {lanes} lanes: "
+        f"traffic did not leave {lane}. Usual cause: {lane} is not a member of {spec.name} on this node")
+    view, rejoined = disrupt.wait_rejoined(src, spec.name, lane, inventory.expect.bond_rejoin_seconds)
+    assert rejoined, (
+        f"{src.name} {spec.name}: {lane} is up again but not back in the active aggregator "
+        f"{view.active_aggregator_id} after {inventory.expect.bond_rejoin_seconds} s. Usual cause: the switch "
+        f"port {src.spec.lane(lane).switch_port} left its LAG group or LACP does not renegotiate")
+    recovered = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
+    m = measure("bonded rate, lane back", bond_pair.where, recovered.received_bps / 1e9, "Gbit/s",
+                Expectation(lanes * per_lane * inventory.expect.bond_floor_fraction / 1e9))
+    assert m.verdict != "failed", f"{bond_pair.where}, {lane} back in {spec.name} (iperf3 -P 4): {m}: the rate did not recover"
