@@ -78,6 +78,13 @@ def test_healthy_thor5_passes_every_check_and_leaves_nothing_running(pytester, t
     assert {"lane rate", "bonded rate", "tokens/s", "time to first token"} <= kinds
     assert not leftovers(thor5)
     assert not files_holding(run.run_dir, thor5.agent_key), "the access key leaked into the run's files"
+    # the two xdist workers never measured throughput on one node at the same time, yet did
+    # measure disjoint pairs side by side (from when each test's commands ran on the nodes)
+    spans = [(set(t["nodes"]), min(e["started"] for e in t["evidence"]),
+              max(e["started"] + e["duration"] for e in t["evidence"]))
+             for t in doc["tests"] if "test_throughput.py" in t["id"]]
+    together = [(a, b) for i, a in enumerate(spans) for b in spans[i + 1:] if a[1] < b[2] and b[1] < a[2]]
+    assert together and all(not (a[0] & b[0]) for a, b in together), together
 
 
 def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
