@@ -1,25 +1,20 @@
 """rackproof.probes.bonding against real /proc/net/bonding/bond0 files (samples/SOURCES.md)."""
 
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave, parse_bonding, render_bonding
+from selftests.robustness import robustness_tests, sample
 
-SAMPLES = Path(__file__).parent / "samples"
 BOND_SAMPLES = [
     "bonding_8023ad_2x100g_layer34_switch_partner.txt",
     "bonding_8023ad_kernel6.8_healthy.txt",
     "bonding_8023ad_one_down_partner_zero.txt",
     "bonding_8023ad_one_slave_mii_down_insights.txt",
 ]
-
-
-def sample(name: str) -> str:
-    return (SAMPLES / name).read_text()
 
 
 def members(info: BondInfo) -> list[str]:
@@ -164,21 +159,5 @@ def test_render_round_trip(info):
     assert parse_bonding(render_bonding(info)) == info
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.text())
-def test_arbitrary_text_gives_a_value_or_parse_error(text):
-    try:
-        assert isinstance(parse_bonding(text), BondInfo)
-    except ParseError:
-        pass
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_mangled_real_files_give_a_value_or_parse_error(data):
-    lines = sample(data.draw(st.sampled_from(BOND_SAMPLES))).splitlines()
-    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=60))
-    try:
-        assert isinstance(parse_bonding("\n".join(mangled)), BondInfo)
-    except ParseError:
-        pass
+test_arbitrary_text_gives_a_value_or_parse_error, test_mangled_samples_give_a_value_or_parse_error = \
+    robustness_tests(parse_bonding, BondInfo, BOND_SAMPLES, max_lines=60)

@@ -1,14 +1,13 @@
 """rackproof.probes.ethtool against real `ethtool IFACE` outputs (samples/SOURCES.md names them)."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.ethtool import LinkInfo, parse_ethtool, render_ethtool
+from selftests.robustness import robustness_tests, sample
 
-SAMPLES = Path(__file__).parent / "samples"
 LINK_SAMPLES = [
     "ethtool_ice_25g_dac_link_up.txt",
     "ethtool_100g_link_down_speed_unknown_mlxsw.txt",
@@ -28,10 +27,6 @@ OTHER_ETHTOOL_OUTPUTS = [       # -S, -i, -m: not link settings
     "ethtool_m_hexdump_unsupported_decode_ice.txt",
     "ethtool_m_qsfp28_dac_ice_TRUNCATED.txt",
 ]
-
-
-def sample(name: str) -> str:
-    return (SAMPLES / name).read_text()
 
 
 def test_ice_25g_dac_link_up():
@@ -158,21 +153,5 @@ def test_render_round_trip(info):
     assert parse_ethtool(render_ethtool(info)) == info
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.text())
-def test_arbitrary_text_gives_a_value_or_parse_error(text):
-    try:
-        assert isinstance(parse_ethtool(text), LinkInfo)
-    except ParseError:
-        pass
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_mangled_real_outputs_give_a_value_or_parse_error(data):
-    lines = sample(data.draw(st.sampled_from(LINK_SAMPLES))).splitlines()
-    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=40))
-    try:
-        assert isinstance(parse_ethtool("\n".join(mangled)), LinkInfo)
-    except ParseError:
-        pass
+test_arbitrary_text_gives_a_value_or_parse_error, test_mangled_samples_give_a_value_or_parse_error = \
+    robustness_tests(parse_ethtool, LinkInfo, LINK_SAMPLES)

@@ -1,14 +1,13 @@
 """rackproof.probes.fec against real `ethtool [-I] [--json] --show-fec IFACE` outputs."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.fec import FecInfo, normalize_fec_mode, parse_fec, render_fec
+from selftests.robustness import robustness_tests, sample
 
-SAMPLES = Path(__file__).parent / "samples"
 FEC_SAMPLES = [
     "fec_dgx_spark_cx7_auto_none.txt",
     "fec_dgx_spark_cx7_auto_rs.txt",
@@ -19,10 +18,6 @@ FEC_SAMPLES = [
     "fec_nfp_doc_auto_off_baser_rs.txt",
     "fec_stats_per_lane_netdev_2021.txt",
 ]
-
-
-def sample(name: str) -> str:
-    return (SAMPLES / name).read_text()
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -101,21 +96,6 @@ def test_render_round_trip(info):
     assert parse_fec(render_fec(info)) == info
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.text() | st.text().map(lambda text: "[" + text))
-def test_arbitrary_text_gives_a_value_or_parse_error(text):
-    try:
-        assert isinstance(parse_fec(text), FecInfo)
-    except ParseError:
-        pass
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_mangled_real_outputs_give_a_value_or_parse_error(data):
-    lines = sample(data.draw(st.sampled_from(FEC_SAMPLES))).splitlines()
-    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=30))
-    try:
-        assert isinstance(parse_fec("\n".join(mangled)), FecInfo)
-    except ParseError:
-        pass
+test_arbitrary_text_gives_a_value_or_parse_error, test_mangled_samples_give_a_value_or_parse_error = \
+    robustness_tests(parse_fec, FecInfo, FEC_SAMPLES, max_lines=30,
+                     text=st.text() | st.text().map(lambda text: "[" + text))

@@ -1,15 +1,14 @@
 """rackproof.probes.nccl against real nccl-tests outputs (all_gather on two DGX Sparks, an older
 all_reduce on two 8-GPU nodes, failures) and the noise mpirun mixes into them."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.nccl import NcclResult, NcclRow, parse_nccl, render_nccl
+from selftests.robustness import robustness_tests, sample
 
-SAMPLES = Path(__file__).parent / "samples"
 SPARK_ALL_GATHER = "nccl_all_gather_dgx_spark_2node_good.txt"
 OCI_ALL_REDUCE = "nccl_all_reduce_perf_2node_16gpu_a100_oci.txt"
 NCCL_SAMPLES = [
@@ -20,10 +19,6 @@ NCCL_SAMPLES = [
 ]
 X11_NOISE = "Authorization required, but no authorization protocol specified\n\n"
 NCCL_INFO = "spark-fb97:23491:23491 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0\n"
-
-
-def sample(name: str) -> str:
-    return (SAMPLES / name).read_text()
 
 
 def test_dgx_spark_all_gather_two_nodes():
@@ -156,21 +151,5 @@ def test_render_round_trip(result):
     assert parse_nccl(render_nccl(result)) == result
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.text())
-def test_arbitrary_text_gives_a_value_or_parse_error(text):
-    try:
-        assert isinstance(parse_nccl(text), NcclResult)
-    except ParseError:
-        pass
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_mangled_real_outputs_give_a_value_or_parse_error(data):
-    lines = sample(data.draw(st.sampled_from(NCCL_SAMPLES))).splitlines()
-    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=40))
-    try:
-        assert isinstance(parse_nccl("\n".join(mangled)), NcclResult)
-    except ParseError:
-        pass
+test_arbitrary_text_gives_a_value_or_parse_error, test_mangled_samples_give_a_value_or_parse_error = \
+    robustness_tests(parse_nccl, NcclResult, NCCL_SAMPLES)

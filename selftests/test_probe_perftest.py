@@ -1,14 +1,13 @@
 """rackproof.probes.perftest against real `ib_write_bw` outputs and perftest's failure messages."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw, render_ib_write_bw
+from selftests.robustness import robustness_tests, sample
 
-SAMPLES = Path(__file__).parent / "samples"
 DGX_SPARK_CLIENT = "ib_write_bw_dgx_spark_client_run_infinitely.txt"
 PERFTEST_SAMPLES = [
     DGX_SPARK_CLIENT,
@@ -21,10 +20,6 @@ PERFTEST_SAMPLES = [
     "ib_write_bw_fail_server_read_keys_rdma_cm.txt",
     "ib_write_bw_failure_messages_from_source.txt",
 ]
-
-
-def sample(name: str) -> str:
-    return (SAMPLES / name).read_text()
 
 
 def test_dgx_spark_run_infinitely_takes_the_last_row():
@@ -128,21 +123,5 @@ def test_render_round_trip(result, run_infinitely, with_gids):
     assert parse_ib_write_bw(render_ib_write_bw(result, run_infinitely=run_infinitely, **addresses)) == result
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.text())
-def test_arbitrary_text_gives_a_value_or_parse_error(text):
-    try:
-        assert isinstance(parse_ib_write_bw(text), PerftestResult)
-    except ParseError:
-        pass
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_mangled_real_outputs_give_a_value_or_parse_error(data):
-    lines = sample(data.draw(st.sampled_from(PERFTEST_SAMPLES))).splitlines()
-    mangled = data.draw(st.lists(st.sampled_from(lines) | st.text(max_size=30), max_size=40))
-    try:
-        assert isinstance(parse_ib_write_bw("\n".join(mangled)), PerftestResult)
-    except ParseError:
-        pass
+test_arbitrary_text_gives_a_value_or_parse_error, test_mangled_samples_give_a_value_or_parse_error = \
+    robustness_tests(parse_ib_write_bw, PerftestResult, PERFTEST_SAMPLES)

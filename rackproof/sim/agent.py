@@ -18,29 +18,13 @@ import signal
 import socket
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from .httpbase import JsonHandler
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     server_version = "thor-tigress-agent"
-    sys_version = ""
-
-    def version_string(self):
-        return self.server_version
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):
-        sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
-
-    def _json(self, code: int, obj, extra: dict | None = None) -> None:
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
 
     def _error(self, code: int, message: str, kind: str, extra: dict | None = None) -> None:
         self._json(code, {"error": {"message": message, "type": kind, "code": code}}, extra)

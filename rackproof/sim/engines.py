@@ -16,10 +16,11 @@ import argparse
 import json
 import os
 import signal
-import sys
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from .httpbase import JsonHandler
 
 WORDS = ("The cluster answers from the Thor that holds the model , and the agent passes the reply "
          "back token by token . Each node keeps its model whole in memory , so the network carries "
@@ -38,25 +39,8 @@ def _control(model_file: str | None, model: str) -> float:
         return 1.0
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     server_version = "uvicorn"
-    sys_version = ""
-
-    def version_string(self):
-        return self.server_version
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):  # quiet, but keep a line per request in the log
-        sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
-
-    # helpers ------------------------------------------------------------------------------
-    def _json(self, code: int, obj) -> None:
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def _error(self, code: int, message: str, kind: str = "BadRequestError") -> None:
         self._json(code, {"object": "error", "message": message, "type": kind, "param": None, "code": code})

@@ -228,7 +228,7 @@ class Node:
             f"mount -n --bind {q(str(d / 'home'))} /home",
             f"mount -n --bind {q(str(d / 'bin'))} /usr/local/bin",
             f"mount -n --bind {q(str(d / 'tmp'))} /tmp",
-            f"mount -n -t tmpfs -o mode=755,size=16m varlog /var/log",
+            "mount -n -t tmpfs -o mode=755,size=16m varlog /var/log",
             f"mount -n -t tmpfs -o mode=755,size=32m run {q(str(d / 'run'))}",
             f"mkdir -p {q(str(d / 'run' / 'sshd'))} {q(str(d / 'run' / 'lock'))} "
             f"{q(str(d / 'run' / NODE_PROC.removeprefix('/run/')))}",

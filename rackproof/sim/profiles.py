@@ -204,6 +204,18 @@ def _thor_node(i: int, lanes_connected: int, bonded: bool, join: int, lane_join:
         bond_lanes=[f"mgbe{k}_0" for k in range(4)] if bonded else None)
 
 
+def _thor_profile(name: str, cluster_name: str, nodes, engines, **rest) -> Profile:
+    """What every Thor profile shares: the chapter's 25 GbE switch with RS FEC, the agent on
+    thor-1, JetPack 7.0 (L4T R38.2.0) pinned."""
+    return Profile(
+        name=name, cluster_name=cluster_name, platform="thor",
+        nodes=nodes, lane_rate_mbps=25000, shaped_rate_mbps=25000,
+        switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS"},
+        engines=engines, agent_node="thor-1",
+        expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0"},
+        release=THOR_RELEASE, **rest)
+
+
 def thor5() -> Profile:
     nodes = [_thor_node(i, 4, True, 1 if i <= 2 else 7, 8) for i in range(1, 6)]
     engines = [
@@ -214,14 +226,9 @@ def thor5() -> Profile:
         EngineSpec("gemma-3-12b", "thor-3", 8081, host="thor-3", listen="10.10.0.13", tokens_per_s=28.0,
                    tokens_per_s_floor=20.0),
     ]
-    return Profile(
-        name="thor5", cluster_name="thor-shelf", platform="thor",
-        description="five Jetson AGX Thors, four 25 GbE lanes each bonded (802.3ad, layer3+4), agent on thor-1",
-        nodes=nodes, lane_rate_mbps=25000, shaped_rate_mbps=25000,
-        switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS"},
-        engines=engines, agent_node="thor-1",
-        expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0"},
-        release=THOR_RELEASE)
+    return _thor_profile(
+        "thor5", "thor-shelf", nodes, engines,
+        description="five Jetson AGX Thors, four 25 GbE lanes each bonded (802.3ad, layer3+4), agent on thor-1")
 
 
 def thor2() -> Profile:
@@ -231,14 +238,9 @@ def thor2() -> Profile:
         EngineSpec("llama-3.1-8b", "thor-1", 8081, host="127.0.0.1", listen="127.0.0.1", agent=False,
                    tokens_per_s=40.0, default_listen=False),
     ]
-    return Profile(
-        name="thor2", cluster_name="thor-pair", platform="thor",
-        description="two Jetson AGX Thors at build step 6: one lane each (switch ports 1 and 5), no bond",
-        nodes=nodes, lane_rate_mbps=25000, shaped_rate_mbps=25000,
-        switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS"},
-        engines=engines, agent_node="thor-1",
-        expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0"},
-        release=THOR_RELEASE, step_note="run the suite with --step 6")
+    return _thor_profile(
+        "thor2", "thor-pair", nodes, engines, step_note="run the suite with --step 6",
+        description="two Jetson AGX Thors at build step 6: one lane each (switch ports 1 and 5), no bond")
 
 
 def spark2() -> Profile:

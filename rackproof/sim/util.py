@@ -48,7 +48,7 @@ def batch(tool: str, ns: str | None, lines: list[str], *, check: bool = True) ->
 @contextlib.contextmanager
 def netns_thread(name: str):
     """Move the *calling thread* into netns `name` for the duration (setns is per thread)."""
-    own = os.open(f"/proc/thread-self/ns/net", os.O_RDONLY)
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
     target = os.open(f"/run/netns/{name}", os.O_RDONLY)
     try:
         if _libc.setns(target, CLONE_NEWNET) != 0:
