@@ -56,7 +56,9 @@ def _sends(a: int, b: int, count: int) -> bool:
 def covering_pairs(items: Sequence[T]) -> list[list[tuple[T, T]]]:
     """Fewer pairs for a large rack: every item in at least one pair (the first round, plus
     the odd one out sending to the first pair's receiver)."""
-    first = round_robin(items)[0] if len(items) > 1 else []
+    if len(items) < 2:
+        return []
+    first = round_robin(items)[0]
     covered = {x for pair in first for x in pair}
     extra = [(x, first[0][1]) for x in items if x not in covered]
     return [first] + ([extra] if extra else [])

@@ -52,6 +52,10 @@ def test_a_covering_set_touches_every_node_in_disjoint_rounds(names):
     assert sum(len(r) for r in rounds) <= len(names) // 2 + 1
 
 
+def test_one_node_or_none_has_no_pairs():
+    assert round_robin(["thor-1"]) == covering_pairs(["thor-1"]) == covering_pairs([]) == []
+
+
 def _second_holder_waits(tmp_path, first: dict, second: dict) -> list[str]:
     """The order of events when a second holder asks while the first holds (threads: flock
     locks belong to an open file, so two opens in one process exclude each other too)."""
