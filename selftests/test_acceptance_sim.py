@@ -281,10 +281,10 @@ def test_a_slow_member_fails_the_lane_loss_and_the_lane_still_comes_back(pyteste
 def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(thor5):
     # the controller takes thor-3 mgbe2_0 down and dies without a word (no finally runs; the
     # context manager is kept referenced so that garbage collection does not close it either)
-    dies = (f"from rackproof import disrupt; from rackproof.host import connect; "
-            f"from rackproof.inventory import load_inventory; from rackproof.remote import EvidenceLog; import os; "
+    dies = ("from rackproof import disrupt; from rackproof.host import connect; "
+            "from rackproof.inventory import load_inventory; from rackproof.remote import EvidenceLog; import os; "
             f"h = connect(load_inventory('{thor5.inventory}'), EvidenceLog())['thor-3']; "
-            f"held = disrupt.lane_down(h, 'mgbe2_0', restore_after=3); held.__enter__(); os._exit(0)")
+            "held = disrupt.lane_down(h, 'mgbe2_0', restore_after=3); held.__enter__(); os._exit(0)")
     result = thor5.bench(f"{sys.executable} -c \"{dies}\"")
     assert result.returncode == 0, result.stderr
     assert not link_up(thor5, "thor-3", "mgbe2_0")
