@@ -23,10 +23,10 @@ SUDO_HINT = ("the login must be able to run `sudo -n ip link set dev LANE down|u
 def lane_down(host: Host, lane: str, restore_after: float) -> Iterator[None]:
     """`lane` has no link on `host` for the duration; it is up again afterwards, and at the
     latest `restore_after` seconds after it went down even if nobody comes back to say so."""
-    up = quote("sudo", "-n", "ip", "link", "set", "dev", lane, "up")
+    up = _ip_link(lane, "up")
     # setsid: the sleeper leads its own process group, so one kill ends it and its sleep.
     result = host.run(
-        f"{quote('sudo', '-n', 'ip', 'link', 'set', 'dev', lane, 'down')} && "
+        f"{_ip_link(lane, 'down')} && "
         f"{{ setsid sh -c {quote(f'sleep {restore_after:g}; {up}')} >/dev/null 2>&1 </dev/null & echo $!; }}",
         timeout=30)
     if not result.ok:
@@ -40,6 +40,10 @@ def lane_down(host: Host, lane: str, restore_after: float) -> Iterator[None]:
         if not restored.ok:
             raise ProbeFailed(host.name, restored, f"could not bring {lane} back up: it comes back by itself at "
                               f"the latest {restore_after:g} s after it went down")
+
+
+def _ip_link(lane: str, state: str) -> str:
+    return quote("sudo", "-n", "ip", "link", "set", "dev", lane, state)
 
 
 def wait_rejoined(host: Host, bond: str, lane: str, seconds: float, poll: float = 1.0):

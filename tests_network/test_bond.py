@@ -52,7 +52,8 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
     src, dst = bond_pair.src, bond_pair.dst
     spec = src.spec.bond
     lane = spec.lanes[1]
-    where = f"{bond_pair.where}, {src.name} {lane} (switch port {src.spec.lane(lane).switch_port}) down"
+    port = src.spec.lane(lane).switch_port
+    where = f"{bond_pair.where}, {src.name} {lane} (switch port {port}) down"
     lanes, per_lane = min(len(spec.lanes), len(dst.spec.bond.lanes)), inventory.lane_bps()
     seconds = inventory.expect.iperf_seconds
     with disrupt.lane_down(src, lane, restore_after=seconds + 60):
@@ -70,11 +71,11 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
     assert rejoined, (
         f"{src.name} {spec.name}: {lane} is up again but not back in the active aggregator "
         f"{view.active_aggregator_id} after {inventory.expect.bond_rejoin_seconds} s. Usual cause: the switch "
-        f"port {src.spec.lane(lane).switch_port} left its LAG group or LACP does not renegotiate")
+        f"port {port} left its LAG group or LACP does not renegotiate")
     recovered = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
     m = measure("bonded rate, lane back", bond_pair.where, recovered.received_bps / 1e9, "Gbit/s",
                 Expectation(lanes * per_lane * inventory.expect.bond_floor_fraction / 1e9))
     assert m.verdict != "failed", (
         f"{bond_pair.where}, {lane} back in {spec.name} (iperf3 -P 4): {m}: the rate did not recover. Usual cause: "
         f"{lane} came back at a lower speed (see test_lane_speed) or the switch did not put port "
-        f"{src.spec.lane(lane).switch_port} back into the LAG's hashing")
+        f"{port} back into the LAG's hashing")
