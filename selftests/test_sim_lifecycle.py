@@ -60,6 +60,24 @@ def test_a_second_up_says_so_and_leaves_the_rack_alone():
         assert r.out("thor-2", "hostname").strip() == "thor-2"
 
 
+def test_down_stops_a_monitor_that_up_never_recorded():
+    # an `up` killed right after starting the bond monitor leaves no pid in the rack's state
+    name = unique_name("mon")
+    monitor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                "rackproof.sim.monitor", "--name", name])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                              "rackproof.sim.monitor", "--name", name + "x"])
+    try:
+        down = cli("down", "--name", name)
+        assert down.returncode == 0 and f"monitor {monitor.pid}" in down.stdout, down.stdout
+        assert monitor.wait(timeout=5) is not None
+        assert other.poll() is None, "down stopped the monitor of another rack"
+    finally:
+        for proc in (monitor, other):
+            proc.kill()
+            proc.wait()
+
+
 def test_down_cleans_up_after_a_crashed_up():
     name = unique_name("cr")
     before = snapshot(name)

@@ -358,11 +358,12 @@ class Rack:
         removed = []
         record = self.state.load()
         names = set(record.get("namespaces", [])) | set(stale_namespaces(self.name))
-        # the monitor first, so it does not react to links going away
-        mon = record.get("monitor")
-        if mon and _is_ours(mon, self.name):
-            _kill([mon])
-            removed.append(f"monitor {mon}")
+        # the monitor first, so it does not react to links going away; found by its command
+        # line, since an `up` killed just after starting it never recorded its pid
+        monitors = _monitors(self.name)
+        if monitors:
+            _kill(monitors)
+            removed.append(f"monitor {', '.join(map(str, monitors))}")
         present = set(netns.list_netns())
         pids = []
         for ns in sorted(names & present):
@@ -440,12 +441,21 @@ def rack_name_of(ns: str) -> str | None:
     return match[1] if match else None
 
 
-def _is_ours(pid: int, name: str) -> bool:
-    try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return False
-    return "rackproof-sim-monitor" in cmd and name in cmd
+def _monitors(name: str) -> list[int]:
+    """Pids of this rack's bond monitor: `python3 -m rackproof.sim.monitor --name NAME` until it
+    renames itself `rackproof-sim-monitor --name NAME`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+        except OSError:
+            continue
+        marked = "rackproof-sim-monitor" in args or "rackproof.sim.monitor" in args
+        if marked and args[-2:] == ["--name", name]:
+            found.append(int(entry.name))
+    return found
 
 
 def _in_rack_netns(pid: int, names: set[str]) -> bool:
