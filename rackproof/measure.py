@@ -7,10 +7,26 @@ for figures where higher is better; `better="lower"` flips both (latency, time t
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Literal
 
 Verdict = Literal["passed", "warned", "failed"]
+
+
+class NotAFigure(ValueError):
+    """A value or a bound that is not a finite number: comparing it could never fail
+    (`nan < floor` is false, every value is under `inf`), so it is refused, not judged."""
+
+    def __init__(self, what: str, value: object):
+        self.what, self.value = what, value
+        super().__init__(f"{what} is {value!r}, not a finite number: nothing can be judged against it")
+
+
+def _finite(what: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise NotAFigure(what, value)
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -18,6 +34,13 @@ class Expectation:
     floor: float
     target: float | None = None
     better: Literal["higher", "lower"] = "higher"
+
+    def __post_init__(self):
+        # a floor of 0 or below can never fail a rate, a duration or a ratio: refused like nan
+        if _finite("the floor", self.floor) <= 0:
+            raise NotAFigure("the floor", self.floor)
+        if self.target is not None and _finite("the target", self.target) <= 0:
+            raise NotAFigure("the target", self.target)
 
     def verdict(self, value: float) -> Verdict:
         sign = 1 if self.better == "higher" else -1
@@ -40,6 +63,9 @@ class Measurement:
     value: float
     unit: str
     expectation: Expectation | None = None   # None: recorded for the report, not judged
+
+    def __post_init__(self):
+        _finite(f"{self.kind} of {self.subject}", self.value)
 
     @property
     def verdict(self) -> Verdict | None:

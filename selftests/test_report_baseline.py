@@ -75,4 +75,4 @@ def test_a_baseline_that_is_not_a_results_file_stops_the_run_with_one_line(pytes
     bad.write_text(json.dumps({"tests": []}))
     run = run_report(pytester, "--replay", str(REPLAYS / "thor5-healthy"), "--baseline", str(bad))
     assert run.exit_status == 4, run.output
-    assert f"--baseline: {bad}: not a rackproof results.json of schema 1.x (schema_version missing)" in run.output
+    assert f"--baseline: {bad}: not a rackproof results.json of schema 2.x (schema_version missing)" in run.output

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jsonschema
@@ -22,7 +22,7 @@ from . import baseline as baseline_diff
 from . import facts, subjects, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, Phase, judge, merged_properties, split_message
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"   # 2.0: the verdict INCOMPLETE and the run's coverage
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -106,11 +106,24 @@ def _counts(tests: list[dict]) -> dict[str, int]:
     return {o: sum(t["outcome"] == o for t in tests) for o in OUTCOMES}
 
 
+def finished(record: Recorded) -> bool:
+    """A test reached its outcome once pytest reported its teardown; a run stopped in the middle
+    of a test (Ctrl-C, a killed worker) leaves it without one, and it is not judged."""
+    return any(p.when == "teardown" for p in record.phases)
+
+
 def build(run: RunInfo, inventory: Inventory, step: int, records: list[Recorded],
           scope: list[tuple[str, str]], waivers: list, today: dt.date,
-          baseline: tuple[dict, str, float] | None = None) -> dict:
-    """The results document; `baseline` is (earlier document, its path, tolerance)."""
-    tests = [entry_for(r, inventory, waivers, today) for r in records]
+          baseline: tuple[dict, str, float] | None = None,
+          coverage: verdict.Coverage = verdict.Coverage(), planned: list[str] = ()) -> dict:
+    """The results document; `baseline` is (earlier document, its path, tolerance); `planned`
+    the test ids the run set out to run, `coverage` what the plugin knows of its scope."""
+    done = [r for r in records if finished(r)]
+    reached = {r.id for r in done}
+    not_run = [*coverage.not_run, *(i for i in planned if i not in reached),
+               *(r.id for r in records if r.id not in reached and r.id not in planned)]
+    coverage = replace(coverage, not_run=tuple(dict.fromkeys(not_run)))
+    tests = [entry_for(r, inventory, waivers, today) for r in done]
     node_facts, interface_facts = facts.collect(tests)
     reach = facts.reachability(tests)
     nodes = [{
@@ -131,7 +144,7 @@ def build(run: RunInfo, inventory: Inventory, step: int, records: list[Recorded]
             "rackproof_version": rackproof.__version__, "command_line": run.command_line,
             "replay": run.replay, "xdist_workers": run.xdist_workers, "exit_status": run.exit_status,
         },
-        "verdict": verdict.decide(tests),
+        "verdict": verdict.decide(tests, coverage),
         "counts": _counts(tests),
         "tests": tests,
         "nodes": nodes,

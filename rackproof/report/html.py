@@ -7,17 +7,23 @@ its evidence folded until opened, and what was not checked.
 from __future__ import annotations
 
 import datetime as dt
-from html import escape
+import html
 
 from rackproof.inventory import FINISHED
+from rackproof.safetext import shown
 
-from . import measurements, topology_svg
+from . import measurements, topology_svg, verdict as verdicts
 from .charts import bar_chart
 from .outcomes import OUTCOMES
 from .style import CAPABILITY_COLORS, CSS, OUTCOME_COLORS, STATE_COLORS, VERDICT_COLORS
 
 SECTIONS = [("verdict", "Verdict"), ("changes", "Changes"), ("topology", "Topology"), ("measurements", "Measurements"),
             ("nodes", "Nodes"), ("checks", "Checks"), ("scope", "Scope"), ("waivers", "Waivers")]
+
+
+def escape(text: str) -> str:
+    """Text for the page: HTML-escaped, and control characters from a node shown as escapes."""
+    return html.escape(shown(text))
 
 
 def _anchor(test_id: str) -> str:
@@ -61,7 +67,7 @@ def _header(doc: dict, files: list[tuple[str, str]]) -> str:
     rows = [
         ("Cluster", escape(run["cluster"])), ("Platform", escape(run["platform"])),
         ("Build step", f"{run['step']}" + (" (the finished cluster)" if run["step"] == FINISHED else "")),
-        ("Verdict", f"<b>{escape(decision)}</b>"),
+        ("Verdict", f"<b>{escape(verdicts.line(verdict))}</b>"),
         ("Ticket", escape(run["ticket"]) or '<span class="muted">none given (--ticket)</span>'),
         ("Operator", escape(run["operator"]) or '<span class="muted">none given (--operator)</span>'),
         ("Start", escape(_time(run["started"]))), ("End", escape(_time(run["finished"]))),
@@ -78,7 +84,7 @@ def _header(doc: dict, files: list[tuple[str, str]]) -> str:
     nav = "".join(f'<a href="#{key}">{label}</a>' for key, label in SECTIONS)
     return (f'<h1>rackproof acceptance report — {escape(run["cluster"])}</h1><nav>{nav}</nav>'
             f'<div id="verdict-banner" class="verdict" data-verdict="{escape(decision)}" '
-            f'style="background:{VERDICT_COLORS[decision]}"><span class="decision">{escape(decision)}</span>'
+            f'style="background:{VERDICT_COLORS[decision]}"><span class="decision">{escape(verdicts.line(verdict))}</span>'
             f'<span class="summary">{escape(verdict["summary"])}</span></div>'
             f'<p class="counts">{counts}</p><table class="header"><tbody>'
             + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</tbody></table>")
@@ -108,11 +114,29 @@ def _verdict(doc: dict) -> str:
     rows = [[_badge(c["status"], CAPABILITY_COLORS[c["status"]], status=c["status"]), escape(c["name"]),
              "blocks the cluster" if c["blocks"] else "limits only this",
              escape(", ".join(f"{n} {o}" for o, n in c["counts"].items()))] for c in caps]
-    return (f'<h2 id="verdict">Verdict: {escape(doc["verdict"]["decision"])}</h2>'
-            f'<p>{escape(doc["verdict"]["summary"])}.</p>{"".join(lists)}'
+    return (f'<h2 id="verdict">Verdict: {escape(verdicts.line(doc["verdict"]))}</h2>'
+            f'<p>{escape(doc["verdict"]["summary"])}.</p>{_incomplete(doc["verdict"]["coverage"])}{"".join(lists)}'
             "<h3>Capabilities</h3><p class='muted'>Each check guards a capability; a failure of a blocking one "
             "rejects the cluster, any other only takes that capability away. Checks that declare none count as blocking.</p>"
             + _table(["status", "capability", "if it fails", "checks"], rows))
+
+
+def _incomplete(coverage: dict, shown: int = 50) -> str:
+    """What the run left out of its scope: a reviewer must see it before anything else."""
+    if coverage["complete"]:
+        return ""
+    items = []
+    if coverage["interrupted"]:
+        items.append(f"<li>The run stopped early: {escape(coverage['interrupted'])}.</li>")
+    if coverage["narrowed_by"]:
+        items.append(f"<li>Narrowed by {escape(', '.join(coverage['narrowed_by']))}.</li>")
+    not_run = coverage["not_run"]
+    if not_run:
+        listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in not_run[:shown])
+        more = f'<li class="muted">and {len(not_run) - shown} more</li>' if len(not_run) > shown else ""
+        items.append(f"<li>{len(not_run)} check{'s' * (len(not_run) != 1)} of the scope did not run:"
+                     f'<ul id="not-run">{listed}{more}</ul></li>')
+    return f'<div class="incomplete"><h3>This run is incomplete</h3><ul>{"".join(items)}</ul></div>'
 
 
 def _changes(doc: dict) -> str:
@@ -288,7 +312,7 @@ def _waivers(doc: dict) -> str:
 def render(doc: dict, files: list[tuple[str, str]]) -> str:
     """The page; `files` are (label, relative link) of the run's other files."""
     body = "".join(f(doc) for f in (_verdict, _changes, _topology, _measurements, _nodes, _checks, _scope, _waivers))
-    title = f'{doc["verdict"]["decision"]} — {doc["run"]["cluster"]} — rackproof'
+    title = f'{verdicts.line(doc["verdict"])} — {doc["run"]["cluster"]} — rackproof'
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
             + _header(doc, files) + body

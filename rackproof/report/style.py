@@ -4,7 +4,7 @@ RED, ORANGE, PURPLE, GREEN, AMBER, GREY, SLATE = "#c62828", "#e65100", "#6a1b9a"
 
 STATE_COLORS = {"failed": RED, "error": ORANGE, "waived": PURPLE, "passed": GREEN, "not checked": GREY}
 OUTCOME_COLORS = {"passed": GREEN, "warned": AMBER, "failed": RED, "error": ORANGE, "skipped": GREY, "waived": PURPLE}
-VERDICT_COLORS = {"ACCEPTED": GREEN, "ACCEPTED WITH LIMITS": AMBER, "REJECTED": RED}
+VERDICT_COLORS = {"ACCEPTED": GREEN, "ACCEPTED WITH LIMITS": AMBER, "REJECTED": RED, "INCOMPLETE": ORANGE}
 CAPABILITY_COLORS = {"blocked": RED, "limited": AMBER, "unconfirmed": ORANGE, "available": GREEN, "not checked": GREY}
 MEASUREMENT_COLORS = {"passed": GREEN, "warned": AMBER, "failed": RED, None: SLATE}
 

@@ -5,14 +5,23 @@ and its failure either blocks the cluster or only takes that capability away.
                           or no check reached a verdict at all
     ACCEPTED WITH LIMITS  only non-blocking capabilities failed or are unconfirmed; each is
                           listed with the messages of the checks that took it away
-    ACCEPTED              every check passed (warned and waived ones included)
+    INCOMPLETE            nothing blocks the cluster so far, but the run did not cover its scope:
+                          interrupted (Ctrl-C, SIGTERM, a crashed worker, -x, --maxfail) or
+                          narrowed (-k, -m, --deselect, --ignore, test paths); what did not run
+                          is listed. A check that failed is still reported: REJECTED stays REJECTED.
+    ACCEPTED              every check of the run's scope passed (warned and waived ones included)
+
+The scope is the build step and, when given, the nodes of `--node`: a declared scope, which the
+verdict line always names ("ACCEPTED for thor-3 only (--node)"), never a plain ACCEPTED.
 
 A check that declares no capability counts as blocking: nothing is waved through unclassified.
 """
 
 from __future__ import annotations
 
-ACCEPTED, LIMITED, REJECTED = "ACCEPTED", "ACCEPTED WITH LIMITS", "REJECTED"
+from dataclasses import dataclass, field
+
+ACCEPTED, LIMITED, REJECTED, INCOMPLETE = "ACCEPTED", "ACCEPTED WITH LIMITS", "REJECTED", "INCOMPLETE"
 UNDECLARED = {"name": "the cluster as a whole (checks that declare no capability)", "blocks": True}
 
 # status of a capability, worst first
@@ -47,8 +56,46 @@ def capabilities(tests: list[dict]) -> list[dict]:
     return list(caps.values())
 
 
-def decide(tests: list[dict]) -> dict:
-    """{"decision", "summary", "capabilities"}: the verdict and the one sentence that explains it."""
+@dataclass(frozen=True)
+class Coverage:
+    """How much of its scope a run covered, as the plugin saw it."""
+
+    nodes: tuple[str, ...] = ()          # --node: a declared scope
+    narrowed_by: tuple[str, ...] = ()    # "-k lane", "test paths tests_physical": checks left out by choice
+    interrupted: str = ""                # why the run stopped early, "" if it did not
+    not_run: tuple[str, ...] = field(default=())   # test ids in scope that reached no outcome
+
+    @property
+    def complete(self) -> bool:
+        return not (self.narrowed_by or self.interrupted or self.not_run)
+
+    def as_dict(self) -> dict:
+        return {"complete": self.complete, "reason": self.describe(), "nodes": list(self.nodes),
+                "narrowed_by": list(self.narrowed_by), "interrupted": self.interrupted, "not_run": list(self.not_run)}
+
+    def describe(self) -> str:
+        """Why the run is incomplete, in one sentence ("" when it is complete)."""
+        parts = []
+        if self.interrupted:
+            parts.append(self.interrupted)
+        if self.narrowed_by:
+            parts.append("narrowed by " + ", ".join(self.narrowed_by))
+        if self.not_run:
+            parts.append(f"{len(self.not_run)} check{'s' * (len(self.not_run) != 1)} of its scope did not run")
+        return "; ".join(parts)
+
+
+def line(result: dict) -> str:
+    """The verdict as one line for the terminal, the page's banner and its title."""
+    scope = result["coverage"]["nodes"]
+    if scope and result["decision"] in (ACCEPTED, LIMITED):
+        return f"{result['decision']} for {', '.join(scope)} only (--node)"
+    return result["decision"]
+
+
+def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
+    """{"decision", "summary", "capabilities", "coverage"}: the verdict and the one sentence that
+    explains it."""
     caps = capabilities(tests)
     blocking = [c for c in caps if c["blocks"] and c["status"] in (BLOCKED, UNCONFIRMED)]
     limited = [c for c in caps if not c["blocks"] and c["status"] in (LIMITED_CAP, UNCONFIRMED)]
@@ -58,6 +105,11 @@ def decide(tests: list[dict]) -> dict:
         summary = "; ".join(
             f"{c['name']}: {'failed' if c['status'] == BLOCKED else 'could not be confirmed'} "
             f"({len(c['why'])} check{'s' * (len(c['why']) != 1)})" for c in blocking) + " — this blocks the cluster"
+        if not coverage.complete:
+            summary += f" (and the run is incomplete: {coverage.describe()})"
+    elif not coverage.complete:
+        decision = INCOMPLETE
+        summary = f"the run did not cover its scope: {coverage.describe()}; nothing can be accepted from it"
     elif not judged:
         decision, summary = REJECTED, "no check reached a verdict, so nothing can be accepted"
     elif limited:
@@ -70,4 +122,6 @@ def decide(tests: list[dict]) -> dict:
         summary = (f"{counts['passed'] + counts['warned']} checks passed"
                    + (f" ({counts['warned']} with a figure under its target)" if counts["warned"] else "")
                    + (f"; {counts['waived']} failed under a valid waiver" if counts["waived"] else ""))
-    return {"decision": decision, "summary": summary, "capabilities": caps}
+    if coverage.nodes and decision in (ACCEPTED, LIMITED):
+        summary = f"only checks involving {', '.join(coverage.nodes)} (--node): " + summary
+    return {"decision": decision, "summary": summary, "capabilities": caps, "coverage": coverage.as_dict()}
