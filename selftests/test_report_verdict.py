@@ -181,3 +181,41 @@ def thor5():
 ])
 def test_what_a_test_touched_is_read_from_its_parameters(thor5, params, nodes, interfaces, pairs):
     assert subjects.touched(params, thor5) == {"nodes": nodes, "interfaces": interfaces, "pairs": pairs}
+
+
+# --- a run that did not cover its scope -------------------------------------------------------
+
+def test_an_interrupted_run_is_incomplete_never_accepted():
+    coverage = verdict.Coverage(interrupted="interrupted (Ctrl-C)", not_run=("tests_x/test_x.py::test_b[thor-2]",))
+    result = verdict.decide([entry("test_a[thor-1]", "passed", SSH)], coverage)
+    assert result["decision"] == verdict.INCOMPLETE
+    assert result["coverage"]["complete"] is False and result["coverage"]["not_run"] == list(coverage.not_run)
+    assert "interrupted (Ctrl-C); 1 check of its scope did not run" in result["summary"]
+
+
+def test_a_narrowed_run_is_incomplete_even_when_everything_in_it_ran():
+    result = verdict.decide([entry("test_a[thor-1]", "passed", SSH)], verdict.Coverage(narrowed_by=("-k lane",)))
+    assert result["decision"] == verdict.INCOMPLETE and "narrowed by -k lane" in result["summary"]
+
+
+def test_a_blocking_failure_in_an_incomplete_run_still_rejects_and_says_it_is_incomplete():
+    result = verdict.decide([entry("test_ssh[thor-2->thor-4]", "failed", SSH, "Permission denied")],
+                            verdict.Coverage(interrupted="interrupted (Ctrl-C)"))
+    assert result["decision"] == verdict.REJECTED
+    assert "the run is incomplete: interrupted (Ctrl-C)" in result["summary"]
+
+
+def test_a_declared_node_scope_is_named_in_the_verdict_line():
+    result = verdict.decide([entry("test_a[thor-3]", "passed", SSH)], verdict.Coverage(nodes=("thor-3",)))
+    assert result["decision"] == verdict.ACCEPTED and result["coverage"]["complete"]
+    assert verdict.line(result) == "ACCEPTED for thor-3 only (--node)"
+    assert verdict.line(verdict.decide([entry("test_a[thor-3]", "passed", SSH)])) == "ACCEPTED"
+
+
+def test_a_test_stopped_before_its_teardown_did_not_run_to_an_outcome():
+    from rackproof.report import document
+
+    started = document.Recorded("tests_x/test_x.py::test_b[thor-2]", (Phase("setup", "passed"),))
+    done = document.Recorded("tests_x/test_x.py::test_a[thor-1]",
+                             (Phase("setup", "passed"), Phase("call", "passed"), Phase("teardown", "passed")))
+    assert document.finished(done) and not document.finished(started)

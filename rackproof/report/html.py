@@ -121,7 +121,7 @@ def _verdict(doc: dict) -> str:
             + _table(["status", "capability", "if it fails", "checks"], rows))
 
 
-def _incomplete(coverage: dict, shown: int = 50) -> str:
+def _incomplete(coverage: dict) -> str:
     """What the run left out of its scope: a reviewer must see it before anything else."""
     if coverage["complete"]:
         return ""
@@ -132,10 +132,9 @@ def _incomplete(coverage: dict, shown: int = 50) -> str:
         items.append(f"<li>Narrowed by {escape(', '.join(coverage['narrowed_by']))}.</li>")
     not_run = coverage["not_run"]
     if not_run:
-        listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in not_run[:shown])
-        more = f'<li class="muted">and {len(not_run) - shown} more</li>' if len(not_run) > shown else ""
+        listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in not_run)
         items.append(f"<li>{len(not_run)} check{'s' * (len(not_run) != 1)} of the scope did not run:"
-                     f'<ul id="not-run">{listed}{more}</ul></li>')
+                     f'<ul id="not-run">{listed}</ul></li>')
     return f'<div class="incomplete"><h3>This run is incomplete</h3><ul>{"".join(items)}</ul></div>'
 
 
