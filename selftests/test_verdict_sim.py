@@ -1,0 +1,63 @@
+"""A run stopped in the middle of the throughput tests on the simulated rack, as a person would
+stop it (Ctrl-C: SIGINT to the whole foreground process group, xdist workers included) or as a
+CI job is cancelled (SIGTERM to pytest): the verdict is INCOMPLETE wherever it is shown, the
+checks that did not run are listed, pytest exits non-zero, and nothing is left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from selftests.simrack import SimRack, skip_reason
+from selftests.suite import REPO
+from selftests.test_acceptance_sim import leftovers
+
+pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+
+@pytest.fixture(scope="module")
+def thor5():
+    with SimRack("thor5") as rack:
+        yield rack
+
+
+def interrupted_run(rack: SimRack, folder, sig: int, *args: str) -> tuple[int, str]:
+    """The suite against `rack`, sent `sig` once a throughput test has finished; (exit status, output)."""
+    command = ["ip", "netns", "exec", rack.rack.topo.bench, sys.executable, "-m", "pytest", "-c", str(REPO / "pytest.ini"),
+               "--rootdir", str(REPO), "-v", "-p", "no:cacheprovider", f"--inventory={rack.inventory}",
+               f"--html={folder / 'report.html'}", *args]
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "test_throughput.py::test_iperf3" in line:
+            # Ctrl-C reaches every process of the terminal's group; a cancelled CI job gets SIGTERM
+            os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
+            break
+    lines.extend(proc.stdout)
+    return proc.wait(timeout=120), "".join(lines)
+
+
+@pytest.mark.parametrize("sig, args", [(signal.SIGINT, ("-n", "2")), (signal.SIGTERM, ())], ids=["ctrl-c-xdist", "sigterm"])
+def test_a_run_stopped_during_the_throughput_tests_is_incomplete(thor5, tmp_path, sig, args):
+    status, output = interrupted_run(thor5, tmp_path, sig, *args)
+    assert status != 0, output
+    assert "verdict: INCOMPLETE" in output and "did not run: " in output, output
+    doc = json.loads((tmp_path / "results.json").read_text())
+    coverage = doc["verdict"]["coverage"]
+    assert doc["verdict"]["decision"] == "INCOMPLETE" and coverage["interrupted"].startswith("interrupted"), doc["verdict"]
+    not_run = coverage["not_run"]
+    assert any("test_throughput.py::test_iperf3" in t for t in not_run), not_run
+    assert not set(not_run) & {t["id"] for t in doc["tests"]}, "a test is either judged or listed as not run"
+    assert 'data-verdict="INCOMPLETE"' in (tmp_path / "report.html").read_text()
+    deadline = time.monotonic() + 30   # a server's own `timeout` is the last resort; the suite kills it at once
+    while leftovers(thor5) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert not leftovers(thor5), leftovers(thor5)
