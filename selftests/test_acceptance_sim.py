@@ -293,3 +293,15 @@ def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(th
         time.sleep(0.5)
     assert link_up(thor5, "thor-3", "mgbe2_0"), "the dead man's switch did not bring the lane back"
     assert not sleepers(thor5, "thor-3")
+
+
+def test_a_duplicate_address_fails_once_naming_both_nodes_and_the_rest_point_to_it(pytester, thor5):
+    with planted(thor5, "thor-5", "duplicate-address", "thor-4"):
+        run = suite(pytester, thor5, "tests_network/test_addressing.py", "tests_network/test_reachability.py")
+    unique = "test_addressing::test_cluster_addresses_are_unique[all]"
+    assert unique in run.failed, run.output
+    assert "10.10.0.14 is held by 2 nodes: thor-4 (bond0) and thor-5 (bond0)" in run.messages[unique]
+    others = run.failed - {unique}
+    assert others, "thor-5 lost its own address: reaching it must fail"
+    for test in others:
+        assert "see test_cluster_addresses_are_unique" in run.messages[test], (test, run.messages[test])

@@ -2,6 +2,7 @@
 
 import pytest
 
+from rackproof import addressing
 from rackproof.explain import mismatch
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
@@ -68,3 +69,10 @@ def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory, 
         "cluster interfaces disagree on MTU" + (f" (inventory says {inventory.expect.mtu})" if inventory.expect.mtu else "")
         + ": " + ", ".join(f"{k}: {v}" for k, v in mtus.items())
         + ". Usual cause: jumbo frames set on some nodes only; a mismatch drops large packets silently")
+
+
+def test_cluster_addresses_are_unique(cluster_network):
+    found = addressing.clashes([h.spec for h in cluster_network], {h.name: h.interfaces() for h in cluster_network})
+    assert not found, "; ".join(map(str, found)) + (
+        ". Usual cause: an address copied from another node's nmcli line or netplan file; two holders answer "
+        "ARP in turn, so pings, routes, iperf3 and SSH to that address fail at random")
