@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from .safetext import one_line
+
 
 def mismatch(where: str, what: str, expected: object, found: object, cause: str = "") -> str:
-    text = f"{where}: {what}: expected {expected}, found {found}."
+    # a value read from a node stays on this line, whatever it holds
+    text = f"{where}: {what}: expected {one_line(str(expected))}, found {one_line(str(found))}."
     return f"{text} Usual cause: {cause}" if cause else text
 
 

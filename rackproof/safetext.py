@@ -23,8 +23,9 @@ def _escape(match: re.Match) -> str:
 
 
 def shown(text: str) -> str:
-    """`text` with every control character escaped except newline and tab."""
-    return _UNSAFE.sub(_escape, text)
+    """`text` with every control character escaped except newline and tab (a CRLF line end,
+    as from a terminal-minded tool, is a newline)."""
+    return _UNSAFE.sub(_escape, text.replace("\r\n", "\n"))
 
 
 def one_line(text: str) -> str:

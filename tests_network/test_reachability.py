@@ -12,7 +12,8 @@ def test_reaches_every_peer(cluster_node, inventory, step, measure):
         if result.rtt_avg_ms is not None:
             measure("round-trip time", f"{cluster_node.name} -> {peers[ip]}", result.rtt_avg_ms, "ms")
     lost = {peers[ip]: r for ip, r in replies.items() if r.received == 0 or r.loss_percent > 0}
-    assert not lost, f"{cluster_node.name}: " + "; ".join(
-        f"{name} ({r.target}): {r.error or f'{r.loss_percent:g}% loss ({r.received}/{r.transmitted} replies)'}"
+    assert not lost, "; ".join(
+        f"{cluster_node.name} cannot reach {name} ({r.target}): "
+        f"{r.error or f'{r.loss_percent:g}% loss ({r.received}/{r.transmitted} replies)'}"
         for name, r in lost.items()) + ". Usual cause: a lane without link, an address on the wrong " \
         "interface or subnet, or the peer is down"
