@@ -73,15 +73,17 @@ class Host:
         out = self.read("; ".join(f"{section(a)}; ip -j route get {quote(a)}" for a in addresses), str)
         return self.parse_sections(out, addresses, parse_ip_route_get)
 
-    def parse_sections(self, text: str, labels, parser) -> dict:
-        """label -> parsed part, for output made of `section(label)` markers and what followed each."""
+    def parse_sections(self, text: str, labels, parser, describe: Callable[[str], str] = "(the part for {})".format
+                       ) -> dict:
+        """label -> parsed part, for output made of `section(label)` markers and what followed each.
+        A part the parser cannot read fails as `describe(label)`: what printed that part (its command)."""
         parts = dict(_SECTION_SPLIT.findall(text))
         parsed = {}
         for label in labels:
             try:
                 parsed[label] = parser(parts.get(str(label), ""))
             except ParseError as e:
-                raise ProbeFailed(self.name, Result(f"(the part for {label})", 0, parts.get(str(label), ""), "", 0.0),
+                raise ProbeFailed(self.name, Result(describe(label), 0, parts.get(str(label), ""), "", 0.0),
                                   f"printed something the {e.tool} parser cannot read: {e.reason}") from None
         return parsed
 

@@ -7,6 +7,7 @@ returns a Result and appends an Evidence record to the run's EvidenceLog.
 
 from __future__ import annotations
 
+import logging
 import shlex
 import socket
 import subprocess
@@ -17,6 +18,12 @@ from typing import Callable, Protocol
 from urllib.parse import urlsplit
 
 from .http import HttpRequest, HttpResponse, exchange
+
+# paramiko logs every failed connection from its transport thread, traceback and all
+# ("Exception (client): Error reading SSH protocol banner"), and pytest puts the records of every
+# logger, propagating or not, in the failure's report; NodeUnreachable's reason already says what
+# happened. Above CRITICAL, paramiko's records are not made at all.
+logging.getLogger("paramiko").setLevel(logging.CRITICAL + 1)
 
 
 class NodeUnreachable(Exception):

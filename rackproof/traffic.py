@@ -58,24 +58,42 @@ def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds
             timeout=seconds + 30)
 
 
-def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5) -> list:
+def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index: int = 3) -> list:
     """RDMA write bandwidth over several RoCE links at once (one server port per link), as
     NVIDIA measures a Spark's QSFP port: one run per logical interface, added up.
-    `links`: (sender device, receiver device, receiver address) per link; results in that order."""
+    `links`: (sender's, receiver's) CX7 interface per link; results in that order. `gid_index`:
+    NVIDIA's playbook uses 3, the RoCE v2 GID of the interface's IPv4 address on a DGX Spark."""
     from contextlib import ExitStack
 
+    from .probes import ParseError
     from .probes.perftest import parse_ib_write_bw
 
     def perftest(device: str) -> list[str]:
-        return ["ib_write_bw", "-d", device, "-x", "3", "-F", "--report_gbits", "-D", str(seconds)]
+        return ["ib_write_bw", "-d", device, "-x", str(gid_index), "-F", "--report_gbits", "-D", str(seconds)]
+
+    def parse(text: str):
+        try:
+            return parse_ib_write_bw(text)
+        except ParseError as e:
+            if e.reason != "no result row":
+                raise
+            # perftest exits 0 when its queue pairs never connect over a GID that does not route
+            raise ParseError(e.tool, f"the run printed its header and no result row, so no data moved. Usual cause: "
+                             f"GID index {gid_index} (-x {gid_index}) is not the RoCE v2 GID of the interface's IPv4 "
+                             "address on one of the nodes (show_gids lists each device's GIDs)", text) from None
 
     with ExitStack() as stack:
-        ports = [stack.enter_context(server(receiver, lambda port, d=rdev: perftest(d) + ["-p", str(port)],
+        ports = [stack.enter_context(server(receiver, lambda port, d=dst.rdma_device: perftest(d) + ["-p", str(port)],
                                             lifetime=seconds + 30))
-                 for _, rdev, _ in links]
-        clients = " ".join(
-            f"{quote(*perftest(sdev), '-p', str(port), address)} >\"$t/{i}\" 2>&1 &"
-            for i, ((sdev, _, address), port) in enumerate(zip(links, ports)))
+                 for _, dst in links]
+        commands = [quote(*perftest(src.rdma_device), "-p", str(port), dst.address.split("/")[0])
+                    for (src, dst), port in zip(links, ports)]
+        clients = " ".join(f"{command} >\"$t/{i}\" 2>&1 &" for i, command in enumerate(commands))
         shows = "; ".join(f"{section(str(i))}; cat \"$t/{i}\"" for i in range(len(links)))
         out = sender.read(f"t=$(mktemp -d); {clients} wait; {shows}; rm -rf \"$t\"", str, timeout=seconds + 30)
-    return list(sender.parse_sections(out, [str(i) for i in range(len(links))], parse_ib_write_bw).values())
+
+    def describe(label: str) -> str:
+        src, dst = links[int(label)]
+        return f"{commands[int(label)]} (from {src.name} to {receiver.name} {dst.name})"
+
+    return list(sender.parse_sections(out, [str(i) for i in range(len(links))], parse, describe).values())

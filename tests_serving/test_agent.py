@@ -43,16 +43,16 @@ def test_agent_refuses_requests_without_the_key(agent, inventory, auth):
     sent = serving.NO_KEY if auth == "no key" else serving.bearer(serving.wrong_key(), auth)
     response = serving.get(agent, f"{agent_url(inventory)}/v1/models", sent)
     assert response.status in (401, 403), (
-        f"{agent.name} agent at {inventory.agent.listen}: a request with {auth} was answered {response.status or 'nothing'}"
-        + (" (allowed!): anyone who reaches the agent can use every model" if response.status == 200 else "")
-        + ". Usual cause: the agent runs without its access key, or is not running")
+        f"{agent.name} agent at {inventory.agent.listen}: a request with {auth} was answered "
+        f"{response.status or 'nothing'}. Usual cause: {serving.key_refusal_cause(response.status)}")
 
 
 @AGENT_CAPABILITY
 def test_agent_lists_every_model_with_the_key(agent, inventory, access_key):
     response, models = serving.models(agent, agent_url(inventory), serving.bearer(access_key, "the access key"))
     assert response.status == 200, (f"{agent.name} agent at {inventory.agent.listen}: GET /v1/models with the key "
-                                    f"answered {response.status or 'nothing'}: {response.text[:200].strip()}")
+                                    f"answered {response.status or 'nothing'}: {response.text[:200].strip()}. "
+                                    f"Usual cause: {serving.agent_answer_cause(response.status, agent.name)}")
     wanted = [e.model for e in inventory.engines if e.agent]
     missing = [m for m in wanted if m not in (models or ())]
     assert not missing, mismatch(f"{agent.name} agent", "models listed with the key", ", ".join(wanted),
@@ -66,13 +66,17 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, m
     chat = serving.chat(agent, agent_url(inventory), model, serving.bearer(access_key, "the access key"))
     where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
             f"{routed_engine.spec.port})"
-    assert chat.problem is None, (f"{where}: the streamed chat completion did not generate: {chat.problem}. "
-                                  "Usual cause: the engine behind this --engine is down or unreachable from "
-                                  f"{agent.name}")
+    assert chat.problem is None, (
+        f"{where}: the streamed chat completion did not generate: {chat.problem}. Usual cause: "
+        f"{serving.agent_chat_cause(agent, chat, inventory.engine_url(routed_engine.spec))}")
     if chat.ttft_s is not None:
-        measure("time to first token", where, chat.ttft_s * 1000, "ms")
+        ttft = measure("time to first token", where, chat.ttft_s * 1000, "ms",
+                       Expectation(serving.FIRST_TOKEN_SECONDS * 1000, better="lower"))
+        assert ttft.verdict != "failed", f"{where}: {ttft}. Usual cause: {serving.SLOW_FIRST_TOKEN}"
+    assert chat.tokens_per_s is not None, (
+        f"{where}: no rate can be measured from an answer of {chat.stream.tokens} token(s)")
     floor = routed_engine.spec.tokens_per_s_floor
-    m = measure("tokens/s", where, chat.tokens_per_s or 0.0, "tokens/s",
+    m = measure("tokens/s", where, chat.tokens_per_s, "tokens/s",
                 Expectation(floor) if floor is not None else None)
     assert m.verdict != "failed", f"{where}: {m}. Usual cause: the engine's node is busy, in a lower power " \
                                   "mode (nvpmodel), or the engine was built for other settings"
@@ -87,8 +91,14 @@ def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, h
     local = next(e for e in inventory.engines if e.node == agent.name and e.model == remote.model)
     through_agent = serving.chat(agent, agent_url(inventory), remote.model, serving.bearer(access_key, "the access key"))
     on_agent_node = serving.chat(agent, inventory.engine_url(local), local.model)
-    for label, chat in (("through the agent", through_agent), (f"on {agent.name}", on_agent_node)):
-        assert chat.problem is None and chat.tokens_per_s, f"{remote.model} {label}: no rate to compare: {chat.problem}"
+    assert through_agent.problem is None, (
+        f"{remote.model} on {remote.node} through the agent: no rate to compare: {through_agent.problem}. Usual "
+        f"cause: {serving.agent_chat_cause(agent, through_agent, inventory.engine_url(remote))}")
+    assert on_agent_node.problem is None, (
+        f"{remote.model} on {agent.name}: no rate to compare: {on_agent_node.problem}. Usual cause: "
+        f"{serving.engine_chat_cause(on_agent_node)}")
+    assert through_agent.tokens_per_s and on_agent_node.tokens_per_s, (
+        f"{remote.model}: no rate to compare: a rate cannot be measured from an answer of one token")
     ratio = through_agent.tokens_per_s / on_agent_node.tokens_per_s
     measure("tokens/s", f"{remote.model} on {remote.node} via the agent", through_agent.tokens_per_s, "tokens/s")
     measure("tokens/s", f"{remote.model} on {agent.name} (local)", on_agent_node.tokens_per_s, "tokens/s")

@@ -5,6 +5,7 @@ import pytest
 
 from rackproof import capabilities, serving
 from rackproof.explain import mismatch
+from rackproof.measure import Expectation
 from rackproof.probes.sockets import parse_ss_listen, scope
 
 pytestmark = pytest.mark.step(5)
@@ -41,16 +42,21 @@ def test_engine_answers_from_the_agent_node(engine, inventory, hosts, measure):
     seen_from = f"(from {via.name})"
     assert response.status == 200, (
         f"{engine.where}: GET /v1/models {seen_from} answered {response.status or 'nothing'}: "
-        f"{response.text[:200].strip()}. Usual cause: the server is down, or listens on another address")
+        f"{response.text[:200].strip()}. Usual cause: {serving.engine_answer_cause('/v1/models', response.status)}")
     assert models and engine.spec.model in models, mismatch(
         engine.where, f"models listed by GET /v1/models {seen_from}", engine.spec.model, ", ".join(models or ()) or
         "none", "the server loaded another model folder")
     health = serving.get(via, f"{engine.url}/health")
-    assert health.status == 200, (f"{engine.where}: GET /health {seen_from} answered {health.status}: "
-                                  "the engine is still loading, or died (503)")
+    assert health.status == 200, (
+        f"{engine.where}: GET /health {seen_from} answered {health.status or 'nothing'}, after /v1/models answered. "
+        f"Usual cause: {serving.engine_answer_cause('/health', health.status)}")
     chat = serving.chat(via, engine.url, engine.spec.model)
     assert chat.problem is None, (f"{engine.where}: a short streamed chat completion {seen_from} did not "
-                                  f"generate: {chat.problem}. An open port and a healthy /health do not prove "
-                                  "that the model can generate")
+                                  f"generate: {chat.problem}, although /v1/models and /health answered. Usual "
+                                  f"cause: {serving.engine_chat_cause(chat)}")
+    if chat.ttft_s is not None:
+        ttft = measure("time to first token", f"{engine.spec.model} on {engine.host.name} (direct)",
+                       chat.ttft_s * 1000, "ms", Expectation(serving.FIRST_TOKEN_SECONDS * 1000, better="lower"))
+        assert ttft.verdict != "failed", f"{engine.where}: {ttft}. Usual cause: {serving.SLOW_FIRST_TOKEN}"
     if chat.tokens_per_s is not None:
         measure("tokens/s direct", f"{engine.spec.model} on {engine.host.name}", chat.tokens_per_s, "tokens/s")

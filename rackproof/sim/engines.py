@@ -7,7 +7,8 @@
 
 It runs inside a node as the login user:
     python3 -m rackproof.sim.engines --model qwen3-8b --host 10.10.0.12 --port 8081 --tokens-per-s 40
-The node's model file can slow it down while it runs (the slow-engine fault).
+The node's model file can slow it down while it runs (the slow-engine fault), or stall it: models
+and health still answer, a completion is accepted and no token ever comes (the stalled-engine fault).
 """
 
 from __future__ import annotations
@@ -27,16 +28,15 @@ WORDS = ("The cluster answers from the Thor that holds the model , and the agent
          "only requests and replies .").split()
 
 
-def _control(model_file: str | None, model: str) -> float:
-    """The slow-down factor the rack has planted for this engine (1.0: none)."""
+def _control(model_file: str | None, model: str) -> dict:
+    """What the rack has planted for this engine: {"slow_factor": F, "stalled": True}, or {}."""
     if not model_file:
-        return 1.0
+        return {}
     try:
         with open(model_file) as f:
-            data = json.load(f)
-        return float(data.get("engines", {}).get(model, {}).get("slow_factor", 1.0))
+            return json.load(f).get("engines", {}).get(model, {})
     except (OSError, ValueError):
-        return 1.0
+        return {}
 
 
 class Handler(JsonHandler):
@@ -74,7 +74,10 @@ class Handler(JsonHandler):
         max_tokens = max(1, min(max_tokens, 1024))
         prompt = " ".join(str(m.get("content", "")) for m in req.get("messages", []) if isinstance(m, dict))
         prompt_tokens = max(1, len(prompt.split()))
-        rate = cfg["tokens_per_s"] / max(_control(cfg["model_file"], cfg["model"]), 1e-6)
+        control = _control(cfg["model_file"], cfg["model"])
+        if control.get("stalled"):
+            return self._stall(bool(req.get("stream")))
+        rate = cfg["tokens_per_s"] / max(float(control.get("slow_factor", 1.0)), 1e-6)
         delay = 1.0 / rate
         rid = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
@@ -117,6 +120,20 @@ class Handler(JsonHandler):
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _stall(self, stream: bool) -> None:
+        """As an engine whose GPU work never completes: a stream's headers go out (a server sends
+        them before the first token), then nothing, until the client gives up and hangs up."""
+        if stream:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.end_headers()
+            self.wfile.flush()
+        self.close_connection = True
+        try:
+            self.rfile.read(1)   # returns when the client closes the connection
+        except (OSError, ValueError):
             pass
 
 

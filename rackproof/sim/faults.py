@@ -22,7 +22,8 @@ from . import profiles
 from .util import SimError, pid_alive, wait_until
 
 KINDS = ("lane-down", "port-at-10G", "fec-mismatch", "bond-lane-down", "ssh-key-missing", "jetpack-mismatch",
-         "engine-down", "engine-on-loopback", "slow-engine", "roce-link-down", "node-unreachable", "ssh-hang")
+         "engine-down", "engine-on-loopback", "slow-engine", "roce-link-down", "node-unreachable", "ssh-hang",
+         "stalled-engine")
 
 
 # --- planting --------------------------------------------------------------------------------
@@ -313,6 +314,22 @@ def _u_slow(rack, spec, node, model, undo):
     _model_edit(rack, node, fix)
 
 
+def _p_stalled(rack, spec, node, args):
+    e, _ = _engine(rack, spec, args)
+    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {}).update(stalled=True))
+    return e.model, {"had_entry": e.model in before.get("engines", {})}, \
+        f"the {e.model} engine lists its model and answers /health, and never sends a token"
+
+
+def _u_stalled(rack, spec, node, model, undo):
+    def fix(m):
+        engines = m.setdefault("engines", {})
+        engines.get(model, {}).pop("stalled", None)
+        if not undo["had_entry"] and not engines.get(model):
+            engines.pop(model, None)
+    _model_edit(rack, node, fix)
+
+
 def _p_roce(rack, spec, node, args):
     cabled = [c.name for c in spec.cx7 if c.link]
     if not cabled:
@@ -367,10 +384,12 @@ _PLANT = {
     "fec-mismatch": _p_fec, "ssh-key-missing": _p_ssh_key, "jetpack-mismatch": _p_jetpack,
     "engine-down": _p_engine_down, "engine-on-loopback": _p_engine_loopback, "slow-engine": _p_slow,
     "roce-link-down": _p_roce, "node-unreachable": _p_unreachable, "ssh-hang": _p_ssh_hang,
+    "stalled-engine": _p_stalled,
 }
 _UNDO = {
     "lane-down": _u_lane_down, "bond-lane-down": _u_lane_down, "port-at-10G": _u_port_10g,
     "fec-mismatch": _u_fec, "ssh-key-missing": _u_ssh_key, "jetpack-mismatch": _u_jetpack,
     "engine-down": _u_engine_down, "engine-on-loopback": _u_engine_loopback, "slow-engine": _u_slow,
     "roce-link-down": _u_roce, "node-unreachable": _u_unreachable, "ssh-hang": _u_ssh_hang,
+    "stalled-engine": _u_stalled,
 }
