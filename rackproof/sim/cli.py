@@ -30,6 +30,8 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   roce-link-down [IFACE]        a CX7 link loses its link (Spark)
   node-unreachable              the node's management (house network) link goes down
   ssh-hang                      sshd accepts TCP and never answers (SIGSTOP)
+  stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token
+  duplicate-address OTHER       the node holds OTHER's cluster address instead of its own
 """
 
 

@@ -23,7 +23,7 @@ from .util import SimError, pid_alive, wait_until
 
 KINDS = ("lane-down", "port-at-10G", "fec-mismatch", "bond-lane-down", "ssh-key-missing", "jetpack-mismatch",
          "engine-down", "engine-on-loopback", "slow-engine", "roce-link-down", "node-unreachable", "ssh-hang",
-         "stalled-engine")
+         "stalled-engine", "duplicate-address")
 
 
 # --- planting --------------------------------------------------------------------------------
@@ -364,6 +364,24 @@ def _u_unreachable(rack, spec, node, iface, undo):
     rack.topo.set_far_end(spec, iface, True)
 
 
+def _p_duplicate_address(rack, spec, node, args):
+    """The node is given another node's cluster address instead of its own (a copied nmcli line)."""
+    if len(args) != 1:
+        raise SimError("duplicate-address needs the node whose address to take: duplicate-address thor-5 thor-4")
+    other = rack.node_spec(args[0])
+    if not (spec.address and other.address) or other.name == spec.name:
+        raise SimError(f"{node} and {args[0]} must be two nodes with cluster addresses")
+    dev = "bond0" if spec.bond_lanes else spec.interface
+    prefix = spec.address.split("/")[1]
+    taken = f"{other.ip}/{prefix}"
+    rack.node(node).sh(f"ip addr del {spec.address} dev {dev} && ip addr add {taken} dev {dev}")
+    return args[0], {"dev": dev, "taken": taken}, f"{node} {dev} holds {other.ip} ({args[0]}'s) instead of {spec.ip}"
+
+
+def _u_duplicate_address(rack, spec, node, target, undo):
+    rack.node(node).sh(f"ip addr del {undo['taken']} dev {undo['dev']}; ip addr add {spec.address} dev {undo['dev']}")
+
+
 def _p_ssh_hang(rack, spec, node, args):
     pid = rack.record["nodes"][node].get("sshd")
     if not pid_alive(pid):
@@ -384,6 +402,7 @@ _PLANT = {
     "fec-mismatch": _p_fec, "ssh-key-missing": _p_ssh_key, "jetpack-mismatch": _p_jetpack,
     "engine-down": _p_engine_down, "engine-on-loopback": _p_engine_loopback, "slow-engine": _p_slow,
     "roce-link-down": _p_roce, "node-unreachable": _p_unreachable, "ssh-hang": _p_ssh_hang,
+    "duplicate-address": _p_duplicate_address,
     "stalled-engine": _p_stalled,
 }
 _UNDO = {
@@ -391,5 +410,6 @@ _UNDO = {
     "fec-mismatch": _u_fec, "ssh-key-missing": _u_ssh_key, "jetpack-mismatch": _u_jetpack,
     "engine-down": _u_engine_down, "engine-on-loopback": _u_engine_loopback, "slow-engine": _u_slow,
     "roce-link-down": _u_roce, "node-unreachable": _u_unreachable, "ssh-hang": _u_ssh_hang,
+    "duplicate-address": _u_duplicate_address,
     "stalled-engine": _u_stalled,
 }
