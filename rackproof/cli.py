@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .inventory import InventoryError, load_inventory
+from .inventory import InventoryError, load_inventory, printable
 from .sim.cli import add_parser as add_sim_parser
 
 
@@ -16,7 +16,7 @@ def _inventory_check(args: argparse.Namespace) -> int:
         print(e, file=sys.stderr)
         return 2
     nodes = ", ".join(n.name for n in inventory.nodes)
-    print(f"{args.file}: ok: {inventory.cluster.platform} cluster {inventory.cluster.name}, "
+    print(f"{printable(args.file)}: ok: {inventory.cluster.platform} cluster {inventory.cluster.name}, "
           f"{len(inventory.nodes)} nodes ({nodes})")
     return 0
 
