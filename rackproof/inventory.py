@@ -24,6 +24,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .safetext import one_line
+
 Platform = Literal["thor", "spark"]
 FecMode = Literal["RS", "BaseR", "Off", "None", "Auto", "LLRS"]
 HashPolicy = Literal["layer2", "layer2+3", "layer3+4", "encap2+3", "encap3+4", "vlan+srcmac"]
@@ -54,10 +56,8 @@ class InventoryError(Exception):
 
 
 def printable(text: str, limit: int = 1000) -> str:
-    """One line: every non-printable character (control, format, line separator) as its
-    Python escape (\\x1b, \\n, \\u2028); at most `limit` characters."""
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """One line with every control character escaped (\\x1b, \\x0a, \\u2028); at most `limit` characters."""
+    text = one_line(text)
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -253,6 +253,9 @@ class Expect(Model):
     remote_tokens_ratio_floor: Fraction = 0.9
     all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = 6  # above this, a covering set of pairs
     iperf_seconds: Annotated[int, Field(ge=1, le=60)] = 5
+    # how long a streamed chat may stay silent, the first token included: a loaded engine answers
+    # a short prompt well within it, one that never generates fails in seconds
+    first_token_seconds: Annotated[float, Field(gt=0, le=120, allow_inf_nan=False)] = 5.0
 
 
 PLATFORM_DEFAULTS: dict[str, dict] = {

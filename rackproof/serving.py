@@ -17,10 +17,8 @@ from .remote import CommandTimeout
 
 PROMPT = "Reply with one short sentence: what is a cluster?"
 MAX_TOKENS = 32
-# How long a streamed chat may stay silent, the wait for its first token included: an engine
-# that loaded its model answers a short prompt well within it, one that never generates fails in
-# seconds instead of holding the run for a minute.
-FIRST_TOKEN_SECONDS = 5.0
+# How long an engine's /health may take when a chat got no token: it answers at once or not at all.
+HEALTH_SECONDS = 5.0
 
 ACCEPTS_BUT_DOES_NOT_GENERATE = "the engine accepts requests but does not generate: check its log and GPU memory"
 SLOW_FIRST_TOKEN = ("the engine queues requests behind other work, or runs short of GPU memory (check its log); "
@@ -102,10 +100,10 @@ def models(host: Host, base_url: str, auth: Auth = NO_KEY) -> tuple[HttpResponse
         return response, None
 
 
-def chat(host: Host, base_url: str, model: str, auth: Auth = NO_KEY,
-         first_token_s: float = FIRST_TOKEN_SECONDS) -> Chat:
-    """A short streamed chat completion. `first_token_s` bounds every silence of the answer (the
-    HTTP client's read timeout), the wait for the first token included."""
+def chat(host: Host, base_url: str, model: str, first_token_s: float, auth: Auth = NO_KEY) -> Chat:
+    """A short streamed chat completion. `first_token_s` (the inventory's `first_token_seconds`)
+    bounds every silence of the answer (the HTTP client's read timeout), the wait for the first
+    token included: an engine that never generates fails in seconds, not after a minute."""
     body = {"model": model, "stream": True, "max_tokens": MAX_TOKENS,
             "messages": [{"role": "user", "content": PROMPT}]}
     try:
@@ -189,6 +187,6 @@ def key_refusal_cause(status: int) -> str:
 def _status(host: Host, url: str) -> int:
     """The HTTP status of GET url from host; 0 when nothing answered in time."""
     try:
-        return get(host, url, timeout=FIRST_TOKEN_SECONDS).status
+        return get(host, url, timeout=HEALTH_SECONDS).status
     except CommandTimeout:
         return 0

@@ -417,7 +417,7 @@ def test_control_characters_are_escaped_in_every_line():
     assert any(line.startswith("expect['a\\x1bb\\u2028c']: unknown field") for line in lines), lines
     assert all(line.isprintable() for line in lines)
     err = InventoryError("dir\x1b/c.toml", ["x: y\nforged"])
-    assert str(err) == "dir\\x1b/c.toml: x: y\\nforged"
+    assert str(err) == "dir\\x1b/c.toml: x: y\\x0aforged"
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -63,7 +63,8 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, m
     model = routed_engine.spec.model
     guards(*capabilities.serving(model))
     agent = hosts[inventory.agent.node]
-    chat = serving.chat(agent, agent_url(inventory), model, serving.bearer(access_key, "the access key"))
+    chat = serving.chat(agent, agent_url(inventory), model, inventory.expect.first_token_seconds,
+                        serving.bearer(access_key, "the access key"))
     where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
             f"{routed_engine.spec.port})"
     assert chat.problem is None, (
@@ -71,7 +72,7 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, m
         f"{serving.agent_chat_cause(agent, chat, inventory.engine_url(routed_engine.spec))}")
     if chat.ttft_s is not None:
         ttft = measure("time to first token", where, chat.ttft_s * 1000, "ms",
-                       Expectation(serving.FIRST_TOKEN_SECONDS * 1000, better="lower"))
+                       Expectation(inventory.expect.first_token_seconds * 1000, better="lower"))
         assert ttft.verdict != "failed", f"{where}: {ttft}. Usual cause: {serving.SLOW_FIRST_TOKEN}"
     assert chat.tokens_per_s is not None, (
         f"{where}: no rate can be measured from an answer of {chat.stream.tokens} token(s)")
@@ -89,8 +90,9 @@ def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, h
     guards(*capabilities.serving(remote.model))
     agent = hosts[inventory.agent.node]
     local = next(e for e in inventory.engines if e.node == agent.name and e.model == remote.model)
-    through_agent = serving.chat(agent, agent_url(inventory), remote.model, serving.bearer(access_key, "the access key"))
-    on_agent_node = serving.chat(agent, inventory.engine_url(local), local.model)
+    through_agent = serving.chat(agent, agent_url(inventory), remote.model, inventory.expect.first_token_seconds,
+                                 serving.bearer(access_key, "the access key"))
+    on_agent_node = serving.chat(agent, inventory.engine_url(local), local.model, inventory.expect.first_token_seconds)
     assert through_agent.problem is None, (
         f"{remote.model} on {remote.node} through the agent: no rate to compare: {through_agent.problem}. Usual "
         f"cause: {serving.agent_chat_cause(agent, through_agent, inventory.engine_url(remote))}")
