@@ -56,11 +56,12 @@ class Host:
     def ethtool(self, interface: str):
         from .probes.ethtool import parse_ethtool
         # ethtool exits 75/76 on some drivers without root yet prints what we need: parse anyway
-        return self.read(f"LC_ALL=C ethtool {quote(interface)}", parse_ethtool, ok_exit=(0, 75, 76))
+        return self.read(f"LC_ALL=C ethtool {quote(interface)}", lambda out: parse_ethtool(out, interface),
+                         ok_exit=(0, 75, 76))
 
     def fec(self, interface: str):
         from .probes.fec import parse_fec
-        return self.read(f"LC_ALL=C ethtool --show-fec {quote(interface)}", parse_fec)
+        return self.read(f"LC_ALL=C ethtool --show-fec {quote(interface)}", lambda out: parse_fec(out, interface))
 
     def interfaces(self):
         from .probes.ip import parse_ip_addr

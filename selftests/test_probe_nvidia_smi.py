@@ -92,13 +92,3 @@ def test_query_round_trip(data):
 def test_banner_round_trip(driver, cuda, names):
     banner = NvidiaSmiBanner(driver, cuda, tuple(names))
     assert parse_nvidia_smi_banner(render_nvidia_smi_banner(banner)) == banner
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(), field_names)
-def test_garbage_gives_parse_error_only(text, fields):
-    for parse in (lambda t: parse_nvidia_smi_query(t, fields), parse_nvidia_smi_banner):
-        try:
-            parse(text)
-        except ParseError:
-            pass

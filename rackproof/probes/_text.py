@@ -1,8 +1,33 @@
 """Small helpers shared by the parsers (private)."""
 
 import json
+import math
+import re
 
 from . import ParseError
+
+# A 64-bit counter has at most 20 digits; the bound also keeps int() clear of Python's
+# 4300-digit limit on arbitrary text.
+_UNSIGNED = re.compile(r"[0-9]{1,20}")
+
+
+def int_value(tool: str, value: str, what: str, text: str) -> int:
+    """A non-negative decimal the tool printed, or the tool's ParseError naming the field."""
+    if not _UNSIGNED.fullmatch(value):
+        raise ParseError(tool, f"{what} is not a number: {value!r}", text)
+    return int(value)
+
+
+def finite_float(tool: str, value: str, what: str, text: str) -> float:
+    """A figure the tool printed, or the tool's ParseError naming the field. float() reads
+    "inf", "nan" and "1e999" (as inf): none of them is a measurement a check can judge."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise ParseError(tool, f"{what} is not a number: {value!r}", text) from None
+    if not math.isfinite(number):
+        raise ParseError(tool, f"{what} is not a finite number: {value!r}", text)
+    return number
 
 
 def load_json(tool: str, text: str):

@@ -6,6 +6,7 @@ for among the first two words of each process; arguments come as `--flag value` 
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -13,6 +14,9 @@ from pathlib import PurePosixPath
 from . import ParseError
 
 TOOL = "ps"
+# ASCII digits, bounded: str.isdigit() also takes "²", which int() refuses, and int() refuses
+# more than 4300 digits.
+_PID = re.compile(r"[0-9]{1,10}")
 
 
 @dataclass(frozen=True)
@@ -27,11 +31,13 @@ def parse_agent_process(text: str, program: str = "thor-tigress-agent") -> Agent
     """The first process running `program`, or None when none does."""
     for line in text.splitlines():
         pid, _, args = line.strip().partition(" ")
+        if not _PID.fullmatch(pid):
+            continue
         try:
             words = shlex.split(args)
         except ValueError:
             words = args.split()
-        if not pid.isdigit() or not any(PurePosixPath(w).name == program for w in words[:2]):
+        if not any(PurePosixPath(w).name == program for w in words[:2]):
             continue
         options = _options(words)
         engines = []

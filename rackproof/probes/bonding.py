@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
-from .ethtool import int_value, split_key_value
+from ._text import int_value
+from .ethtool import split_key_value
 
 TOOL = "/proc/net/bonding"
 

@@ -3,46 +3,59 @@
 Real output indents with tabs, copies in documents with spaces; lines without a "Key:" are
 continuations of the key above (link mode lists). Without root, lines such as "netlink error:
 Operation not permitted" are mixed in; they are keys nobody asks for. `ethtool A B C` reports
-only A, and if outputs of several interfaces were concatenated only the first block is read.
+only A. Only the block under "Settings for IFACE:" of the interface asked for is read: output
+holding another interface's block, or no header at all, must not pass for this interface's.
 
-Also home of the two helpers every "Key: value" parser here shares (fec, bonding).
+Also home of the helpers the other ethtool-style parsers share (fec, bonding).
 """
 
 import re
 from dataclasses import dataclass
 
 from . import ParseError
+from ._text import int_value
 
 TOOL = "ethtool"
 
-# A key starts with a letter: hex dumps ("0x0000: 11 06") and continuation lines
-# ("10000baseT/Full", "drv probe link") are not keys.
-_KEY_VALUE = re.compile(r"([A-Za-z][^:]*?)\s*:\s*(.*)")
-# A 64-bit counter has at most 20 digits; the bound also keeps int() clear of Python's
-# 4300-digit limit on arbitrary text.
-_UNSIGNED = re.compile(r"[0-9]{1,20}")
-
-_SETTINGS_FOR = re.compile(r"Settings for (\S+):")
 _SPEED = re.compile(r"([0-9]{1,20})Mb/s")
 _NOT_REPORTED = "Not reported"
+# A key starts with a letter: hex dumps ("0x0000: 11 06") and continuation lines
+# ("10000baseT/Full", "drv probe link") are not keys.
+_KEY_START = re.compile(r"[A-Za-z]")
 
 
 def split_key_value(line: str) -> tuple[str, str] | None:
-    """("Key", "value") of a "Key: value" line, whatever its indentation; None for other lines."""
-    match = _KEY_VALUE.fullmatch(line.strip())
-    return (match[1], match[2]) if match else None
+    """("Key", "value") of a "Key: value" line, whatever its indentation; None for other lines.
+
+    String operations, not a regex: a lazy key followed by optional spaces and a colon
+    backtracks quadratically over a long run of spaces that no colon ends."""
+    key, colon, value = line.strip().partition(":")
+    if not colon or not _KEY_START.match(key):
+        return None
+    return key.rstrip(), value.lstrip()
 
 
-def int_value(tool: str, value: str, what: str, text: str) -> int:
-    """A non-negative decimal the tool printed, or the tool's ParseError naming the field."""
-    if not _UNSIGNED.fullmatch(value):
-        raise ParseError(tool, f"{what} is not a number: {value!r}", text)
-    return int(value)
+def interface_block(tool: str, text: str, header: str, interface: str) -> list[str]:
+    """The lines after "HEADER INTERFACE:" up to the next "HEADER OTHER:" line. ethtool prints
+    one such block per interface; without the asked-for one, the text says nothing about it."""
+    header_line = re.compile(re.escape(header) + r" (\S+):")
+    block = None
+    for line in text.splitlines():
+        named = header_line.fullmatch(line.strip())
+        if named and block is not None:
+            break                           # the next interface's block
+        if named and named[1] == interface:
+            block = []
+        elif block is not None:
+            block.append(line)
+    if block is None:
+        raise ParseError(tool, f"no '{header} {interface}:' block: the output is not about {interface}", text)
+    return block
 
 
 @dataclass(frozen=True)
 class LinkInfo:
-    interface: str | None = None        # from "Settings for X:"; None when the header is missing
+    interface: str                      # the one asked for, from "Settings for X:"
     speed_mbps: int | None = None       # None for "Unknown!" (link down on most drivers) or no line
     duplex: str | None = None           # "Full", "Half"; None for "Unknown! (255)"
     link_detected: bool | None = None   # only from "Link detected:"; None when ethtool could not tell
@@ -53,10 +66,9 @@ class LinkInfo:
     advertised_link_modes: tuple[str, ...] = ()
 
 
-def parse_ethtool(text: str) -> LinkInfo:
-    interface, fields = _first_block(text)
-    if interface is None and not {"Speed", "Link detected"} & fields.keys():
-        raise ParseError(TOOL, "no 'Settings for', 'Speed' or 'Link detected' line", text)
+def parse_ethtool(text: str, interface: str) -> LinkInfo:
+    """The link of `interface`, read from its own "Settings for IFACE:" block only."""
+    fields = _fields(interface_block(TOOL, text, "Settings for", interface))
     return LinkInfo(
         interface=interface,
         speed_mbps=_speed(fields.get("Speed"), text),
@@ -70,26 +82,18 @@ def parse_ethtool(text: str) -> LinkInfo:
     )
 
 
-def _first_block(text: str) -> tuple[str | None, dict[str, list[str]]]:
-    """Interface name and key -> [value, continuation lines...] of the first interface's block."""
-    interface = None
+def _fields(lines: list[str]) -> dict[str, list[str]]:
+    """key -> [value, continuation lines...]; a repeated key keeps its first value."""
     fields: dict[str, list[str]] = {}
     current: list[str] | None = None
-    for line in text.splitlines():
-        header = _SETTINGS_FOR.fullmatch(line.strip())
-        if header:
-            if interface is not None:
-                break                       # a second interface's block
-            interface = header[1]
-            current = None
-            continue
+    for line in lines:
         pair = split_key_value(line)
         if pair:
             key, value = pair
             current = fields.setdefault(key, [value]) if key not in fields else None
         elif line.strip() and current is not None:
             current.append(line.strip())
-    return interface, fields
+    return fields
 
 
 def _first_line(value: list[str] | None) -> str | None:
@@ -136,9 +140,9 @@ def render_ethtool(info: LinkInfo) -> str:
     """`ethtool IFACE` as the netlink-era tool prints it: tab-indented, real line order.
 
     Lines for fields that are None are left out (except Speed/Duplex, printed as Unknown!),
-    so parse_ethtool(render_ethtool(info)) == info.
+    so parse_ethtool(render_ethtool(info), info.interface) == info.
     """
-    lines = [f"Settings for {info.interface}:"] if info.interface is not None else []
+    lines = [f"Settings for {info.interface}:"]
     lines += _render_link_modes("Supported link modes:", info.supported_link_modes)
     lines += _render_link_modes("Advertised link modes:", info.advertised_link_modes)
     lines.append(f"\tSpeed: {info.speed_mbps}Mb/s" if info.speed_mbps is not None else "\tSpeed: Unknown!")

@@ -3,19 +3,19 @@
 The label is "Configured FEC encodings:" on older and "Supported/Configured FEC encodings:" on
 newer ethtool. Netlink ethtool prints "None" for an empty set and "Off" for FEC switched off,
 so the two stay distinct. A working direct-attach DGX Spark cable shows active "None"; through
-a switch it is usually "RS". `-I` adds a Statistics block whose totals are kept.
+a switch it is usually "RS". `-I` adds a Statistics block whose totals are kept. Only the block
+(or JSON entry) of the interface asked for is read.
 """
 
 import re
 from dataclasses import dataclass
 
 from . import ParseError
-from ._text import json_field, load_json
-from .ethtool import int_value, split_key_value
+from ._text import int_value, json_field, load_json
+from .ethtool import interface_block, split_key_value
 
 TOOL = "ethtool --show-fec"
 
-_PARAMETERS_FOR = re.compile(r"FEC parameters for (\S+):")
 _CONFIGURED_LABELS = ("Configured FEC encodings", "Supported/Configured FEC encodings")
 _ACTIVE_LABELS = ("Active FEC encoding", "Active FEC encodings")  # the plural on early netlink ethtool
 # "Not reported" is one value in two words.
@@ -28,7 +28,7 @@ _STATISTICS = ("corrected_blocks", "uncorrectable_blocks")
 
 @dataclass(frozen=True)
 class FecInfo:
-    interface: str | None               # None when the "FEC parameters for" line is missing
+    interface: str                      # the one asked for, from "FEC parameters for X:"
     configured: tuple[str, ...]         # e.g. ("Auto",), ("Auto", "RS", "BaseR"), ("RS",)
     active: tuple[str, ...]             # usually one mode: ("RS",), ("None",), ("BaseR",)
     corrected_blocks: int | None = None        # -I totals; per-lane counts are not kept
@@ -43,19 +43,13 @@ def normalize_fec_mode(mode: str) -> str:
     return _MODE_NAMES.get(mode.lower(), mode)
 
 
-def parse_fec(text: str) -> FecInfo:
+def parse_fec(text: str, interface: str) -> FecInfo:
+    """FEC of `interface`, from its own "FEC parameters for IFACE:" block (or JSON entry) only."""
     if text.lstrip().startswith("["):
-        return _parse_json(text)
-    interface = None
+        return _parse_json(text, interface)
     configured = active = None
     counters: dict[str, int] = {}
-    for line in text.splitlines():
-        header = _PARAMETERS_FOR.fullmatch(line.strip())
-        if header:
-            if interface is not None:
-                break                       # a second interface's block
-            interface = header[1]
-            continue
+    for line in interface_block(TOOL, text, "FEC parameters for", interface):
         pair = split_key_value(line)
         if pair is None:
             continue
@@ -77,12 +71,14 @@ def _modes(value: str) -> tuple[str, ...]:
     return tuple(normalize_fec_mode(token) for token in _MODE_TOKEN.findall(value))
 
 
-def _parse_json(text: str) -> FecInfo:
+def _parse_json(text: str, interface: str) -> FecInfo:
     """`ethtool --json --show-fec`: [{"ifname", "config": [...], "active": [...], "statistics"}]."""
     document = load_json(TOOL, text)
-    if not isinstance(document, list) or not document:
-        raise ParseError(TOOL, "expected a non-empty JSON list", text)
-    entry = document[0]
+    if not isinstance(document, list):
+        raise ParseError(TOOL, "expected a JSON list", text)
+    entry = next((e for e in document if isinstance(e, dict) and e.get("ifname") == interface), None)
+    if entry is None:
+        raise ParseError(TOOL, f"no entry with \"ifname\": \"{interface}\": the output is not about {interface}", text)
     modes = {key: json_field(TOOL, entry, key, list, text) for key in ("config", "active")}
     if not all(modes.values()) or not all(isinstance(m, str) for ms in modes.values() for m in ms):
         raise ParseError(TOOL, f"FEC modes are not non-empty lists of names: {modes!r}", text)
@@ -92,7 +88,7 @@ def _parse_json(text: str) -> FecInfo:
         counter = json_field(TOOL, statistics, key, dict, text, optional=True)
         totals[key] = None if counter is None else json_field(TOOL, counter, "total", int, text)
     return FecInfo(
-        interface=json_field(TOOL, entry, "ifname", str, text, optional=True),
+        interface=interface,
         configured=tuple(normalize_fec_mode(m) for m in modes["config"]),
         active=tuple(normalize_fec_mode(m) for m in modes["active"]),
         corrected_blocks=totals["corrected_blocks"],
@@ -102,7 +98,7 @@ def _parse_json(text: str) -> FecInfo:
 
 def render_fec(info: FecInfo) -> str:
     """`ethtool [-I] --show-fec IFACE` as current (netlink) ethtool prints it."""
-    lines = [f"FEC parameters for {info.interface}:"] if info.interface is not None else []
+    lines = [f"FEC parameters for {info.interface}:"]
     lines.append("Supported/Configured FEC encodings: " + " ".join(info.configured))
     lines.append("Active FEC encoding: " + " ".join(info.active))
     totals = zip(_STATISTICS, (info.corrected_blocks, info.uncorrectable_blocks))

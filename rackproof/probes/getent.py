@@ -19,7 +19,7 @@ def parse_getent_hosts(text: str) -> dict[str, tuple[str, ...]]:
     for an alias comes back under the canonical name, so the alias has to be found too. A
     name with several lines (127.0.1.1 and the cluster address) gets all their addresses.
     """
-    resolved: dict[str, tuple[str, ...]] = {}
+    resolved: dict[str, dict[str, None]] = {}   # name -> its addresses as an ordered set
     for line in text.splitlines():
         fields = line.split()
         if not fields:
@@ -32,6 +32,5 @@ def parse_getent_hosts(text: str) -> dict[str, tuple[str, ...]]:
         if not names:
             raise ParseError(TOOL, f"address without a name: {line!r}", text)
         for name in names:
-            if address not in resolved.get(name, ()):
-                resolved[name] = resolved.get(name, ()) + (address,)
-    return resolved
+            resolved.setdefault(name, {})[address] = None
+    return {name: tuple(addresses) for name, addresses in resolved.items()}

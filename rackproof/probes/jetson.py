@@ -16,7 +16,8 @@ TOOL_NVPMODEL = "nvpmodel"
 
 # L4T major -> JetPack major: R32 = JetPack 4, R35 = 5, R36 = 6, R38 = 7.0/7.1, R39 = 7.2
 _JETPACK_OF_L4T = {32: 4, 34: 5, 35: 5, 36: 6, 38: 7, 39: 7}
-_RELEASE = re.compile(r"^# R(?P<major>\d+) \(release\), REVISION: (?P<revision>\d+(?:\.\d+)*)")
+# The major in bounded ASCII digits: int() refuses over 4300 digits, and \d matches other scripts' digits.
+_RELEASE = re.compile(r"^# R(?P<major>[0-9]{1,9}) \(release\), REVISION: (?P<revision>[0-9]+(?:\.[0-9]+)*)")
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def parse_nvpmodel(text: str) -> PowerMode:
         if match is None:
             continue
         following = [rest for rest in lines[index + 1:] if rest and not rest.startswith("NVPM")]
-        if not following or not re.fullmatch(r"[0-9]+", following[0]):
+        if not following or not re.fullmatch(r"[0-9]{1,9}", following[0]):
             raise ParseError(TOOL_NVPMODEL, "no mode number after the power mode name", text)
         return PowerMode(name=match["name"], id=int(following[0]))
     raise ParseError(TOOL_NVPMODEL, "no 'NV Power Mode:' line", text)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
+from ._text import finite_float
 
 TOOL = "nccl-tests"
 
@@ -21,8 +22,11 @@ TOOL = "nccl-tests"
 # last digit just before a glued "host:pid:tid [dev] NCCL INFO ..." stays in the row.
 _NOISE = re.compile(r"(?:Authorization required, but no authorization protocol specified"
                     r"|[A-Za-z][\w.-]{0,252}:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN)\b[^\n]*)\n?")
-# "%g"/"%f" output, exponent form included ("1.2e+07" when a time outgrows its column)
-_NUMBER_PATTERN = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|nan)"
+# "%g"/"%f" output, exponent form included ("1.2e+07" when a time outgrows its column). The
+# optional decimal point and decimals are one group: "[0-9]+\.?[0-9]*" splits a digit run in
+# quadratically many ways before a fullmatch can fail. inf and nan are read so that a row or
+# average holding one fails the parse instead of being skipped.
+_NUMBER_PATTERN = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|nan)"
 _NUMBER = re.compile(_NUMBER_PATTERN)
 _SIZE = re.compile(r"[0-9]{1,20}")
 _ROOT = re.compile(r"-?[0-9]{1,20}")
@@ -35,7 +39,8 @@ _CLASSIC_COLUMNS = (5, 9)   # where the two "time" columns are without extras (a
 _RANK = re.compile(r"#\s*Rank\s+([0-9]{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\b.*")
 _COLLECTIVE = re.compile(r"# Collective test starting: (\S+)")
 _OUT_OF_BOUNDS = re.compile(r"#?\s*Out of bounds values\s*:\s*([0-9]{1,20})\s+(OK|FAILED)\s*")
-_AVG_BUSBW = re.compile(rf"#?\s*Avg bus bandwidth\s*:\s*({_NUMBER_PATTERN})\s*(OK|FAILED)?\s*")
+# "\s*(OK|FAILED)?\s*" would split a run of spaces between its two \s* in quadratically many ways
+_AVG_BUSBW = re.compile(rf"#?\s*Avg bus bandwidth\s*:\s*({_NUMBER_PATTERN})\s*(?:(OK|FAILED)\s*)?")
 # "host: Test CUDA failure common.cu:502 '...'", "Test NCCL failure", " .. host pid N: Test failure"
 _FAILURE = re.compile(r"\bTest (?:CUDA |NCCL )?failure\b|\bTest timeout\b")
 
@@ -90,7 +95,7 @@ def parse_nccl(text: str) -> NcclResult:
         if _FAILURE.search(line):
             raise ParseError(TOOL, f"test failed: {line!r}", text)
         if not line.startswith("#"):
-            if row := _row(line.split(), time_columns):
+            if row := _row(line.split(), time_columns, text):
                 rows.append(row)
         elif line[1:].split()[:5] == _KEY_COLUMNS:
             time_columns = _time_columns(line[1:].split(), text)
@@ -107,7 +112,7 @@ def parse_nccl(text: str) -> NcclResult:
     verdict = avg[2]
     return NcclResult(
         rows=tuple(rows),
-        avg_busbw_gbs=float(avg[1]),
+        avg_busbw_gbs=finite_float(TOOL, avg[1], "Avg bus bandwidth", text),
         # separate one-rank jobs each print their own summary: add them up
         out_of_bounds=sum(int(m[1]) for m in out_of_bounds) if out_of_bounds else None,
         ok=bool(out_of_bounds) and all(m[2] == "OK" for m in out_of_bounds),
@@ -124,8 +129,9 @@ def _time_columns(names: list[str], text: str) -> tuple[int, int]:
     return positions[0], positions[1]
 
 
-def _row(tokens: list[str], time_columns: tuple[int, int]) -> NcclRow | None:
-    """The row in these tokens, or None when they are not one (noise, a cut line)."""
+def _row(tokens: list[str], time_columns: tuple[int, int], text: str) -> NcclRow | None:
+    """The row in these tokens, or None when they are not one (noise, a cut line). A row
+    whose figures are not finite (inf, nan, more digits than a double holds) is a ParseError."""
     oop, ip = time_columns
     if len(tokens) < ip + 4 or not (_SIZE.fullmatch(tokens[0]) and _SIZE.fullmatch(tokens[1])
                                     and _ROOT.fullmatch(tokens[4])):
@@ -135,13 +141,17 @@ def _row(tokens: list[str], time_columns: tuple[int, int]) -> NcclRow | None:
     if not all(_NUMBER.fullmatch(value) for half in halves for value in half[:3]) \
             or not all(_NUMBER.fullmatch(half[3]) or half[3] == "N/A" for half in halves):
         return None
-    out_of_place, in_place = ([float(value) for value in half[:3]] + [_wrong(half[3])] for half in halves)
+    out_of_place, in_place = (_figures(half, tokens[0], text) for half in halves)
     return NcclRow(int(tokens[0]), int(tokens[1]), tokens[2], tokens[3], int(tokens[4]),
                    *out_of_place, *in_place)
 
 
-def _wrong(value: str) -> float | None:
-    return None if value == "N/A" else float(value)
+def _figures(half: list[str], size: str, text: str) -> list[float | None]:
+    """time, algbw, busbw and #wrong (None for "N/A") of one half of a row."""
+    figures: list[float | None] = [finite_float(TOOL, value, f"{name} of the {size}-byte row", text)
+                                   for name, value in zip(("time", "algbw", "busbw"), half)]
+    wrong = None if half[3] == "N/A" else finite_float(TOOL, half[3], f"#wrong of the {size}-byte row", text)
+    return figures + [wrong]
 
 
 # writeResultHeader's three lines without the optional columns, as printed.

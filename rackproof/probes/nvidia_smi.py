@@ -13,7 +13,6 @@ TOOL = "nvidia-smi"
 
 # "[N/A]", "[Not Supported]", "[Insufficient Permissions]": nvidia-smi's no-value markers in CSV
 _NO_VALUE = re.compile(r"^\[[^\]]*\]$")
-_UNIT = re.compile(r" \[[^\]]*\]$")  # header cells carry units: "memory.total [MiB]"
 
 
 def parse_nvidia_smi_query(csv_text: str, fields) -> tuple[dict[str, str | None], ...]:
@@ -22,7 +21,7 @@ def parse_nvidia_smi_query(csv_text: str, fields) -> tuple[dict[str, str | None]
     names the queried fields."""
     fields = list(fields)
     lines = [line for line in csv_text.splitlines() if line.strip()]
-    if lines and [_UNIT.sub("", cell.strip()) for cell in lines[0].split(",")] == fields:
+    if lines and [_without_unit(cell) for cell in lines[0].split(",")] == fields:
         lines = lines[1:]
     rows = []
     for line in lines:
@@ -31,6 +30,14 @@ def parse_nvidia_smi_query(csv_text: str, fields) -> tuple[dict[str, str | None]
             raise ParseError(TOOL, f"expected {len(fields)} values ({', '.join(fields)}): {line!r}", csv_text)
         rows.append({field: None if _NO_VALUE.match(cell) else cell for field, cell in zip(fields, cells)})
     return tuple(rows)
+
+
+def _without_unit(cell: str) -> str:
+    """A header cell without its unit: "memory.total [MiB]" -> "memory.total". String operations:
+    a regex search for " [" ... "]" at the end rescans the rest of the cell from every " [" in it."""
+    cell = cell.strip()
+    name, bracket, unit = cell.rpartition(" [")
+    return name if bracket and unit.endswith("]") and "]" not in unit[:-1] else cell
 
 
 def render_nvidia_smi_query(rows, fields, header: bool = False) -> str:
@@ -49,12 +56,9 @@ class NvidiaSmiBanner:
 
 
 _VERSIONS = re.compile(r"NVIDIA-SMI \S+\s+Driver Version: (?P<driver>\S+)\s+CUDA Version: (?P<cuda>\S+)")
-# "|   0  NVIDIA GB10                    On  |   0000000F:01:00.0 Off |": the Bus-Id tells a
-# GPU row from the process rows below it
-_GPU_ROW = re.compile(
-    r"^\|\s+(?P<index>\d+)\s+(?P<name>\S.*?)\s+(?:On|Off|N/A)\s+\|"
-    r"\s+[0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s",
-    re.M)
+# The Bus-Id at the start of a row's second cell tells a GPU row from the process rows below it.
+_BUS_ID = re.compile(r"\s+[0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s")
+_PERSISTENCE = ("On", "Off", "N/A")
 
 
 def parse_nvidia_smi_banner(text: str) -> NvidiaSmiBanner:
@@ -65,8 +69,23 @@ def parse_nvidia_smi_banner(text: str) -> NvidiaSmiBanner:
     return NvidiaSmiBanner(
         driver_version=versions["driver"],
         cuda_version=None if cuda == "N/A" else cuda,
-        gpu_names=tuple(row["name"] for row in _GPU_ROW.finditer(text)),
+        gpu_names=tuple(name for line in text.splitlines() if (name := _gpu_name(line))),
     )
+
+
+def _gpu_name(line: str) -> str | None:
+    """The name in a GPU row, "|   0  NVIDIA GB10                    On  |   0000000F:01:00.0 Off |";
+    None for other lines. Cut at spaces rather than matched by a lazy name before spaces, which
+    backtracks quadratically over a long run of spaces."""
+    if not line.startswith("|"):
+        return None
+    first, bar, second = line[1:].partition("|")
+    index, _, name_and_mode = first.strip().partition(" ")
+    name, _, mode = name_and_mode.rpartition(" ")
+    name = name.strip()
+    if bar and index.isascii() and index.isdigit() and name and mode in _PERSISTENCE and _BUS_ID.match(second):
+        return name
+    return None
 
 
 def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12:13:37 2026") -> str:

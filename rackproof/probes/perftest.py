@@ -12,14 +12,17 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
+from ._text import finite_float
 
 TOOL = "ib_write_bw"
 
 _TABLE_HEADER = re.compile(
     r"#bytes\s+#iterations\s+BW peak\[(Gb/sec|MB/sec)\]\s+BW average\[(?:Gb/sec|MB/sec)\]\s+MsgRate\[Mpps\]")
-_NUMBER = r"[0-9]{1,20}(?:\.[0-9]+)?"
+# printf("%.2f") of a figure; inf and nan are read so that a row holding one fails the parse
+# instead of being skipped for an earlier row.
+_FIGURE = r"-?(?:[0-9]+(?:\.[0-9]+)?|inf|nan)"
 # bytes, iterations, peak, average, message rate; further columns (--cpu_util, per port) ignored.
-_ROW = re.compile(rf"([0-9]{{1,20}})\s+([0-9]{{1,20}})\s+({_NUMBER})\s+({_NUMBER})\s+({_NUMBER})(?:\s.*)?")
+_ROW = re.compile(rf"([0-9]{{1,20}})\s+([0-9]{{1,20}})\s+({_FIGURE})\s+({_FIGURE})\s+({_FIGURE})(?:\s.*)?")
 _DEVICE = re.compile(r"Device\s*:\s*(\S+)")
 _LINK_TYPE = re.compile(r"Link type\s*:\s*(\S+)")
 # perftest's failure messages (stderr, usually merged): wrong device, no driver, no server,
@@ -72,10 +75,10 @@ def parse_ib_write_bw(text: str) -> PerftestResult:
     return PerftestResult(
         bytes=int(last[1]),
         iterations=int(last[2]),
-        bw_peak=float(last[3]),
-        bw_average=float(last[4]),
+        bw_peak=finite_float(TOOL, last[3], "BW peak", text),
+        bw_average=finite_float(TOOL, last[4], "BW average", text),
         unit=_TABLE_HEADER.search(lines[header_at])[1],
-        msg_rate=float(last[5]),
+        msg_rate=finite_float(TOOL, last[5], "MsgRate", text),
         device=device[1] if device else None,
         link_type=link_type[1] if link_type else None,
     )

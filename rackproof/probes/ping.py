@@ -9,19 +9,25 @@ import shlex
 from dataclasses import dataclass
 
 from . import ParseError
+from ._text import finite_float, int_value
 
 TOOL = "ping"
 BATCH_MARKER = "### rackproof-ping "
 
 # "3 packets transmitted, 3 received, +2 duplicates, +1 errors, 0% packet loss, time 2003ms"
-# (busybox: "3 packets received"; loss can be fractional: "33.3333%")
+# (busybox: "3 packets received"; loss can be fractional: "33.3333%"). The fields after
+# "received," are split at commas rather than matched by lazy wildcards, which backtrack
+# quadratically over a long line that never says "% packet loss".
 _SUMMARY = re.compile(
-    r"^(?P<transmitted>\d+) packets transmitted, (?P<received>\d+) (?:packets )?received,"
-    r"(?:.*?\+(?P<errors>\d+) errors,)?.*?(?P<loss>\d+(?:\.\d+)?)% packet loss", re.M)
-# "rtt min/avg/max/mdev = 0.055/0.065/0.079/0.010 ms[, pipe 2]" (busybox/BSD: round-trip ..., no mdev)
+    r"^(?P<transmitted>[0-9]+) packets transmitted, (?P<received>[0-9]+) (?:packets )?received,(?P<rest>.*)",
+    re.M)
+_ERRORS = re.compile(r"\+(\S+) errors")
+_LOSS = re.compile(r"(\S+)% packet loss")
+# "rtt min/avg/max/mdev = 0.055/0.065/0.079/0.010 ms[, pipe 2]" (busybox/BSD: round-trip ..., no mdev).
+# Any token is taken, so that "nan" or "../7" fails the parse instead of passing for no reply.
 _RTT = re.compile(
     r"^(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
-    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))? ms", re.M)
+    r"(?P<min>[^/\s]+)/(?P<avg>[^/\s]+)/(?P<max>[^/\s]+)(?:/(?P<mdev>[^/\s]+))? ms", re.M)
 _STATISTICS = re.compile(r"^--- (?P<target>\S+) ping statistics ---$", re.M)
 # ping's own failure before any packet: "ping: connect: Network is unreachable",
 # "ping: thor-9: Name or service not known" (the prefix is argv[0], so any path ending in ping)
@@ -46,24 +52,40 @@ class PingResult:
 def parse_ping(text: str, target: str | None = None) -> PingResult:
     """One ping run. `target` names the host when ping failed before printing its statistics
     (the batch markers know it); otherwise the statistics line names it."""
-    summary = _SUMMARY.search(text)
+    summary = _summary(text)
     if summary is None:
         return _failure(text, target)
+    transmitted, received, errors, loss = summary
     statistics = _STATISTICS.search(text)
     rtt = _RTT.search(text)
     if statistics is None and target is None:
         raise ParseError(TOOL, "no '--- TARGET ping statistics ---' line", text)
+    rtt_min, rtt_avg, rtt_max, rtt_mdev = (
+        None if rtt is None or rtt[name] is None else finite_float(TOOL, rtt[name], f"rtt {name}", text)
+        for name in ("min", "avg", "max", "mdev"))
     return PingResult(
         target=statistics["target"] if statistics else target,
-        transmitted=int(summary["transmitted"]),
-        received=int(summary["received"]),
-        loss_percent=float(summary["loss"]),
-        rtt_min_ms=float(rtt["min"]) if rtt else None,
-        rtt_avg_ms=float(rtt["avg"]) if rtt else None,
-        rtt_max_ms=float(rtt["max"]) if rtt else None,
-        rtt_mdev_ms=float(rtt["mdev"]) if rtt and rtt["mdev"] else None,
-        errors=int(summary["errors"] or 0),
+        transmitted=int_value(TOOL, transmitted, "packets transmitted", text),
+        received=int_value(TOOL, received, "packets received", text),
+        loss_percent=finite_float(TOOL, loss, "packet loss", text),
+        rtt_min_ms=rtt_min,
+        rtt_avg_ms=rtt_avg,
+        rtt_max_ms=rtt_max,
+        rtt_mdev_ms=rtt_mdev,
+        errors=int_value(TOOL, errors, "errors", text),
     )
+
+
+def _summary(text: str) -> tuple[str, str, str, str] | None:
+    """(transmitted, received, errors, loss %) as printed on the first summary line that
+    gives the loss; None when there is none."""
+    for line in _SUMMARY.finditer(text):
+        fields = [field.strip() for field in line["rest"].split(",")]
+        for index, field in enumerate(fields):
+            if loss := _LOSS.fullmatch(field):
+                errors = [found[1] for before in fields[:index] if (found := _ERRORS.fullmatch(before))]
+                return line["transmitted"], line["received"], errors[0] if errors else "0", loss[1]
+    return None
 
 
 def _failure(text: str, target: str | None) -> PingResult:

@@ -9,12 +9,13 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
+from ._text import int_value
 
 TOOL = "ss"
 
 _STATES = {"LISTEN", "UNCONN"}  # TCP listening, UDP bound
 # 'users:(("llama-server",pid=7649,fd=7))': the first process holding the socket
-_PROCESS = re.compile(r'users:\(\("(?P<name>[^"]*)",pid=(?P<pid>\d+)')
+_PROCESS = re.compile(r'users:\(\("(?P<name>[^"]*)",pid=(?P<pid>[0-9]+)')
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def parse_ss_listen(text: str) -> tuple[Listener, ...]:
         listeners.append(Listener(
             proto=proto, local_address=address, port=port,
             process=process["name"] if process else None,
-            pid=int(process["pid"]) if process else None,
+            pid=int_value(TOOL, process["pid"], "pid", text) if process else None,
             interface=interface,
         ))
     return tuple(listeners)
@@ -55,7 +56,7 @@ def parse_ss_listen(text: str) -> tuple[Listener, ...]:
 def _split_endpoint(endpoint: str, text: str) -> tuple[str, str | None, int]:
     """'[::ffff:127.0.0.1]:8083' -> ('::ffff:127.0.0.1', None, 8083); '0.0.0.0%eth0:67' -> (.., 'eth0', 67)."""
     host, _, port = endpoint.rpartition(":")
-    if not host or not re.fullmatch(r"[0-9]+", port):
+    if not host or not re.fullmatch(r"[0-9]{1,5}", port) or int(port) > 65535:
         raise ParseError(TOOL, f"not address:port: {endpoint!r}", text)
     host, _, interface = host.partition("%")
     if host.startswith("[") and host.endswith("]"):

@@ -50,11 +50,11 @@ NODE_READERS: list[tuple[Callable[[list[str]], bool], Callable[[str], dict]]] = 
 def _interface_facts(words: list[str], stdout: str) -> tuple[str, dict] | None:
     """(interface, facts) from `ethtool IFACE` or `ethtool --show-fec IFACE`."""
     if len(words) == 2 and words[0] == "ethtool":
-        info = parse_ethtool(stdout)
+        info = parse_ethtool(stdout, words[1])
         link = {True: "yes", False: "no"}.get(info.link_detected)
         return words[1], {"link": link, "speed": f"{info.speed_mbps}Mb/s" if info.speed_mbps else None}
     if len(words) == 3 and words[:2] == ["ethtool", "--show-fec"]:
-        return words[2], {"fec": ", ".join(parse_fec(stdout).active)}
+        return words[2], {"fec": ", ".join(parse_fec(stdout, words[2]).active)}
     return None
 
 

@@ -1,0 +1,191 @@
+"""Every parser in rackproof.probes against hostile input (issue 10).
+
+- any text; real samples damaged (lines dropped, repeated, moved, replaced; numbers made inf,
+  nan, -0, 1e999 or thousands of digits long; control characters put in): each input drawn once
+  and given to every parser, then each parser's own samples damaged, then its JSON samples
+  damaged as documents. INPUTS_PER_PARSER hypothesis inputs a parser a run, at least 1,000;
+- about 50 kB of text built to make a backtracking regex or a quadratic loop hang the suite: a
+  linear parser reads each in milliseconds (timings are measured by hand, never asserted);
+- JSON nested up to the interpreter's recursion limit.
+
+Each gives a value of its type with every figure finite, or the parser's ParseError.
+"""
+
+import importlib
+import inspect
+import ipaddress
+import pkgutil
+import re
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import rackproof.probes
+from rackproof.probes.agent import AgentCommand, parse_agent_process
+from rackproof.probes.bonding import BondInfo, parse_bonding
+from rackproof.probes.ethtool import LinkInfo, parse_ethtool
+from rackproof.probes.fec import FecInfo, parse_fec
+from rackproof.probes.getent import parse_getent_hosts
+from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
+from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get
+from rackproof.probes.iperf import IperfResult, parse_iperf3
+from rackproof.probes.jetson import L4TRelease, PowerMode, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel
+from rackproof.probes.nccl import NcclResult, parse_nccl
+from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
+from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
+from rackproof.probes.ping import PingResult, parse_ping, parse_ping_batch
+from rackproof.probes.sockets import parse_ss_listen, scope
+from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
+from rackproof.probes.sshcheck import classify_ssh_failure
+from selftests.robustness import (
+    adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples, value_or_parse_error)
+
+# Hypothesis examples: the first two feed each example to every parser.
+TEXT_EXAMPLES = 600
+ANY_DAMAGED_EXAMPLES = 400      # any tool's sample, damaged
+OWN_DAMAGED_EXAMPLES = 200      # for each parser, its own tool's samples, damaged
+DAMAGED_JSON_EXAMPLES = 150     # for each parser of JSON, on top
+INPUTS_PER_PARSER = TEXT_EXAMPLES + ANY_DAMAGED_EXAMPLES + OWN_DAMAGED_EXAMPLES
+
+# The interfaces the ethtool samples are about, and some they are not about.
+INTERFACES = sorted({name for file in samples("ethtool_*", "fec_*") for name in
+                     re.findall(r'(?:Settings for |FEC parameters for |"ifname": ")([^\s":]+)', sample(file))})
+GPU_FIELDS = ["index", "name", "driver_version", "memory.total", "memory.used", "compute_cap",
+              "utilization.gpu", "temperature.gpu", "power.draw"]
+
+
+@dataclass(frozen=True)
+class Parser:
+    function: Callable              # as rackproof.probes has it
+    kind: type | tuple[type, ...]   # what it returns
+    samples: list[str]              # real outputs of its tool, to damage
+    args: st.SearchStrategy = st.just(())   # its other arguments, drawn with each input
+    fixed_args: tuple = ()          # its other arguments for the large inputs
+    call: Callable | None = None    # how it is given (text, *args), when not function(text, *args)
+    check: Callable = lambda value: True    # what a value it returns must also satisfy
+    json: str | None = None         # how a JSON document reaches it ("{}": as the text)
+
+    def __call__(self, text: str, *args):
+        return (self.call or self.function)(text, *args)
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+
+def _all_addresses(hosts: dict[str, tuple[str, ...]]) -> bool:
+    try:
+        return all(ipaddress.ip_address(address) for found in hosts.values() for address in found)
+    except ValueError:
+        return False
+
+
+PARSERS = [
+    Parser(parse_agent_process, (AgentCommand, type(None)), samples("ps_*"),
+           args=st.tuples(st.just("thor-tigress-agent") | st.text(min_size=1, max_size=12))),
+    Parser(parse_bonding, BondInfo, samples("bonding_*")),
+    Parser(parse_ethtool, LinkInfo, samples("ethtool_*"),
+           args=st.tuples(st.sampled_from(INTERFACES) | st.text(max_size=16)), fixed_args=("eth0",)),
+    Parser(parse_fec, FecInfo, samples("fec_*"),
+           args=st.tuples(st.sampled_from(INTERFACES) | st.text(max_size=16)), fixed_args=("eth0",), json="{}"),
+    Parser(parse_getent_hosts, dict, samples("getent_*"), check=_all_addresses),
+    Parser(parse_ibdev2netdev, tuple, samples("ibdev2netdev_*", "rdma_link_*", "playbook_*")),
+    Parser(parse_ip_addr, tuple, samples("ip_j_addr_*", "ip_j_link_*", "ip_addr_*"), json="{}"),
+    Parser(parse_ip_route_get, Route, samples("ip_j_route_*"), json="{}"),
+    Parser(parse_iperf3, IperfResult, samples("iperf3_*"), json="{}"),
+    Parser(parse_nv_tegra_release, L4TRelease, samples("nv_tegra_release_*")),
+    Parser(parse_dpkg_versions, dict, samples("dpkg_query_*")),
+    Parser(parse_nvpmodel, PowerMode, samples("nvpmodel_*")),
+    Parser(parse_nccl, NcclResult, samples("nccl_*")),
+    Parser(parse_nvidia_smi_query, tuple, samples("nvidia_smi_*"),
+           args=st.tuples(st.lists(st.sampled_from(GPU_FIELDS) | st.text(max_size=8), min_size=1, max_size=7)),
+           fixed_args=(["name", "memory.total"],)),
+    Parser(parse_nvidia_smi_banner, NvidiaSmiBanner, samples("nvidia_smi_*")),
+    Parser(parse_ib_write_bw, PerftestResult, samples("ib_write_bw_*")),
+    Parser(parse_ping, PingResult, samples("ping_*"), args=st.tuples(st.none() | st.text(max_size=10)),
+           fixed_args=("thor-2",)),
+    Parser(parse_ping_batch, dict, samples("ping_*")),
+    Parser(parse_ss_listen, tuple, samples("ss_*"),
+           check=lambda listeners: all(scope(listener.local_address) in ("any", "loopback", "specific")
+                                       for listener in listeners)),
+    Parser(parse_sse_chunks, list, samples("vllm_stream_*"), call=lambda text: list(parse_sse_chunks(text.splitlines()))),
+    Parser(collect_chat_stream, ChatStream, samples("vllm_stream_*"),
+           call=lambda text: collect_chat_stream(text.splitlines()), json="data: {}"),
+    Parser(parse_models, tuple, samples("*_models_*.json"), json="{}"),
+    Parser(classify_ssh_failure, str, samples("ssh_*"), args=st.tuples(st.just(255) | st.integers(-1, 256)),
+           fixed_args=(255,), call=lambda text, status: classify_ssh_failure(status, text), check=bool),
+]
+PARSER_IDS = [parser.name for parser in PARSERS]
+WITH_JSON_SAMPLES = [parser for parser in PARSERS if any(name.endswith(".json") for name in parser.samples)]
+READING_JSON = [parser for parser in PARSERS if parser.json]
+ADVERSARIAL = adversarial_inputs()
+
+
+def test_every_parser_of_the_probes_is_here():
+    found = set()
+    for module in pkgutil.iter_modules(rackproof.probes.__path__):
+        functions = inspect.getmembers(importlib.import_module(f"rackproof.probes.{module.name}"), inspect.isfunction)
+        found |= {function for name, function in functions if name.startswith(("parse_", "collect_", "classify_"))}
+    assert found == {parser.function for parser in PARSERS}
+
+
+def test_each_parser_gets_at_least_a_thousand_inputs_a_run():
+    assert INPUTS_PER_PARSER >= 1000
+
+
+def _holds(parser: Parser, text: str, args: tuple) -> None:
+    value = value_or_parse_error(parser, parser.kind, text, *args)
+    assert value is None or parser.check(value), f"{parser.name}: {value!r}"
+
+
+@settings(max_examples=TEXT_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_any_text(data):
+    text = data.draw(st.text() | st.text().map("[".__add__) | st.text().map("{".__add__), label="text")
+    for parser in PARSERS:
+        _holds(parser, text, data.draw(parser.args, label=parser.name))
+
+
+@settings(max_examples=ANY_DAMAGED_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_any_damaged_sample(data):
+    text = data.draw(damaged_samples(samples("*")), label="text")
+    for parser in PARSERS:
+        _holds(parser, text, data.draw(parser.args, label=parser.name))
+
+
+@pytest.mark.parametrize("parser", PARSERS, ids=PARSER_IDS)
+@settings(max_examples=OWN_DAMAGED_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_own_damaged_samples(parser, data):
+    _holds(parser, data.draw(damaged_samples(parser.samples), label="text"), data.draw(parser.args, label="args"))
+
+
+@pytest.mark.parametrize("parser", WITH_JSON_SAMPLES, ids=[parser.name for parser in WITH_JSON_SAMPLES])
+@settings(max_examples=DAMAGED_JSON_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_damaged_json_documents(parser, data):
+    names = [name for name in parser.samples if name.endswith(".json")]
+    _holds(parser, data.draw(damaged_json(names), label="text"), data.draw(parser.args, label="args"))
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL)
+@pytest.mark.parametrize("parser", PARSERS, ids=PARSER_IDS)
+def test_large_adversarial_input(parser, name):
+    _holds(parser, ADVERSARIAL[name], parser.fixed_args)
+
+
+@pytest.mark.parametrize("parser", READING_JSON, ids=[parser.name for parser in READING_JSON])
+def test_json_nested_up_to_the_recursion_limit(parser):
+    # A document the first decoding accepts can overflow the stack a few frames deeper (iperf3
+    # re-encodes and re-decodes it): the depths tried are counted from this test's own frame.
+    frame, frames = sys._getframe(), 0
+    while frame:
+        frame, frames = frame.f_back, frames + 1
+    deepest = sys.getrecursionlimit() - frames
+    for depth in range(deepest - 100, deepest + 10):
+        for document in nested_json(depth):
+            _holds(parser, parser.json.format(document), parser.fixed_args)
