@@ -72,7 +72,7 @@ class Host:
         from .probes.ip import parse_ip_route_get
         addresses = list(addresses)
         out = self.read("; ".join(f"{section(a)}; ip -j route get {quote(a)}" for a in addresses), str)
-        return self.parse_sections(out, addresses, parse_ip_route_get)
+        return self.parse_sections(out, addresses, parse_ip_route_get, describe="ip -j route get {}".format)
 
     def parse_sections(self, text: str, labels, parser, describe: Callable[[str], str] = "(the part for {})".format
                        ) -> dict:
@@ -96,7 +96,10 @@ class Host:
 
     def ping(self, targets, count: int = 3):
         from .probes.ping import parse_ping_batch, ping_batch_command
-        return self.read(ping_batch_command(targets, count), parse_ping_batch, timeout=30 + 2 * len(targets) * count)
+        # the loop exits as its last ping did (1: no reply, 2: an error): each target is judged
+        # from its own part of the output, never the loop's exit status
+        return self.read(ping_batch_command(targets, count), parse_ping_batch, ok_exit=(0, 1, 2),
+                         timeout=30 + 2 * len(targets) * count)
 
     def bonding(self, bond: str = "bond0"):
         from .probes.bonding import parse_bonding
