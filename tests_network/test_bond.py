@@ -42,31 +42,9 @@ def test_bond_state(bonded_node):
             problems.append(f"{place} is in aggregator {member.aggregator_id}, not in the active one "
                             f"({bond.active_aggregator_id}): not carrying traffic; its switch port is in another "
                             "LAG group")
-        elif (lacp := _lacp_not_carrying(member.actor_port_state)) is not None:
+        elif (lacp := member.lacp_not_carrying()) is not None:
             problems.append(f"{place} is in the active aggregator {bond.active_aggregator_id} but {lacp}")
     assert not problems, f"{where}: " + "; ".join(problems)
-
-
-# LACP actor port state bits (IEEE 802.1AX): a member carries traffic once it is in sync with its
-# partner and collecting and distributing; "defaulted" or "expired" say its partner fell silent
-_SYNC, _COLLECTING, _DISTRIBUTING, _DEFAULTED, _EXPIRED = 0x08, 0x10, 0x20, 0x40, 0x80
-
-
-def _lacp_not_carrying(state: int | None) -> str | None:
-    """Why a member of the active aggregator carries no traffic, read from its actor port state."""
-    if state is None:
-        return "shows no actor port state, so whether LACP carries traffic on it cannot be confirmed"
-    if state & (_DEFAULTED | _EXPIRED):
-        return (f"its LACP partner went silent (actor port state {state}: defaulted or expired): the switch "
-                "port stopped sending LACPDUs; check its LACP settings")
-    if not state & _SYNC:
-        return (f"LACP on that port is not in sync with its partner (actor port state {state}): the switch has "
-                "not agreed to aggregate it (check the port's LAG settings: speed, LACP key)")
-    if (state & (_COLLECTING | _DISTRIBUTING)) != _COLLECTING | _DISTRIBUTING:
-        return (f"LACP on that port is not collecting/distributing (actor port state {state}): not carrying "
-                "traffic; often a flapping or churned partner (see the switch port's LACP state and the member's "
-                "churn counts)")
-    return None
 
 
 @pytest.mark.disruptive

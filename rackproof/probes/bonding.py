@@ -19,10 +19,10 @@ from .ethtool import split_key_value
 TOOL = "/proc/net/bonding"
 
 LACP_MODE = "IEEE 802.3ad Dynamic link aggregation"
-# Actor port state bits: activity, aggregation, synchronization, collecting, distributing,
-# plus short timeout for "LACP rate: fast" -> 61 (slow) or 63 (fast). Anything else is not
-# carrying traffic: 69/71/77/79 have the "defaulted" bit (no LACPDU from a partner).
-IN_AGGREGATOR_PORT_STATES = (61, 63)
+# LACP actor port state bits (IEEE 802.1AX): a member carries traffic once it is in sync with its
+# partner and collecting and distributing (61 slow, 63 "LACP rate: fast"; 60/62 a passive actor);
+# "defaulted" or "expired" say its partner fell silent (69/71/77/79 in real files)
+SYNC, COLLECTING, DISTRIBUTING, DEFAULTED, EXPIRED = 0x08, 0x10, 0x20, 0x40, 0x80
 _ZERO_MAC = "00:00:00:00:00:00"
 # "layer3+4 (1)": the kernel adds the policy's number, the name is what the guides use.
 _HASH_POLICY = re.compile(r"(\S+)(?: \([0-9]+\))?")
@@ -54,12 +54,34 @@ class BondSlave:
     partner_port_state: int | None = None
 
     def in_aggregator(self, active_aggregator_id: int | None) -> bool:
-        """Really carrying the bond's traffic: in the active aggregator, LACP port state
-        61/63 (in sync, collecting, distributing) and an LACP partner answered."""
+        """Really carrying the bond's traffic: in the active aggregator, its LACP in sync,
+        collecting and distributing, and an LACP partner answered."""
         return (active_aggregator_id is not None
                 and self.aggregator_id == active_aggregator_id
-                and self.actor_port_state in IN_AGGREGATOR_PORT_STATES
+                and self.lacp_not_carrying() is None
                 and self.partner_mac is not None and self.partner_mac != _ZERO_MAC)
+
+    def lacp_not_carrying(self) -> str | None:
+        """Why LACP carries no traffic on this member (None: it does)."""
+        return lacp_not_carrying(self.actor_port_state)
+
+
+def lacp_not_carrying(state: int | None) -> str | None:
+    """Why LACP carries no traffic on a port, read from its port state bits (None: in sync,
+    collecting and distributing)."""
+    if state is None:
+        return "shows no actor port state, so whether LACP carries traffic on it cannot be confirmed"
+    if state & (DEFAULTED | EXPIRED):
+        return (f"its LACP partner went silent (actor port state {state}: defaulted or expired): the switch "
+                "port stopped sending LACPDUs; check its LACP settings")
+    if not state & SYNC:
+        return (f"LACP on that port is not in sync with its partner (actor port state {state}): the switch "
+                "has not agreed to aggregate it (check the port's LAG settings: speed, LACP key)")
+    if (state & (COLLECTING | DISTRIBUTING)) != COLLECTING | DISTRIBUTING:
+        return (f"LACP on that port is not collecting/distributing (actor port state {state}): not "
+                "carrying traffic; often a flapping or churned partner (see the switch port's LACP state "
+                "and the member's churn counts)")
+    return None
 
 
 @dataclass(frozen=True)
@@ -238,4 +260,4 @@ def _render_slave(info: BondInfo, slave: BondSlave, number: int) -> list[str]:
 
 
 def _churn(port_state: int | None) -> str:
-    return "none" if port_state in IN_AGGREGATOR_PORT_STATES else "churned"
+    return "none" if lacp_not_carrying(port_state) is None else "churned"
