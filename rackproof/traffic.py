@@ -8,14 +8,16 @@ that the suite kills it when the measurement ends, whatever happened.
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
-from typing import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Iterator, Sequence
 
+from . import bondhash
 from .host import Host, ProbeFailed, section
 from .probes.iperf import IperfResult, parse_iperf3
 from .remote import quote
 
 PORTS = range(5201, 5300)
+SERVER_TRIES = 3
 
 
 def _start_server(host: Host, argv: list[str], port: int, lifetime: float) -> int:
@@ -31,10 +33,12 @@ def _start_server(host: Host, argv: list[str], port: int, lifetime: float) -> in
 
 
 @contextmanager
-def server(host: Host, argv_for_port, lifetime: float, tries: int = 3) -> Iterator[int]:
-    """A server started from argv_for_port(port) on a free port; yields the port, always stopped."""
+def server(host: Host, argv_for_port, lifetime: float, tries: int = SERVER_TRIES,
+           ports: Sequence[int] | None = None) -> Iterator[int]:
+    """A server started from argv_for_port(port) on a free port (the first of `ports` that is,
+    else of `tries` random ones); yields the port, always stopped."""
     last: ProbeFailed | None = None
-    for port in random.sample(PORTS, tries):
+    for port in ports or random.sample(PORTS, tries):
         try:
             pid = _start_server(host, argv_for_port(port), port, lifetime)
         except ProbeFailed as e:  # port taken by someone else: try another
@@ -48,14 +52,59 @@ def server(host: Host, argv_for_port, lifetime: float, tries: int = 3) -> Iterat
     raise last
 
 
-def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds: int = 5) -> IperfResult:
-    """TCP from sender to receiver's `address`; the figure is what the receiver got."""
-    with server(receiver, lambda port: ["iperf3", "-s", "-1", "-B", address, "-p", str(port)],
-                lifetime=seconds + 30) as port:
+def _iperf3_server(address: str):
+    return lambda port: ["iperf3", "-s", "-1", "-B", address, "-p", str(port)]
+
+
+def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds: int = 5, *,
+           attempt: int = 0, client_ports: Sequence[int] | None = None) -> IperfResult:
+    """TCP from sender to receiver's `address`; the figure is what the receiver got.
+
+    Several streams from a bonded sender are as many one-stream clients at once, one server
+    each, from client ports on which the sender's layer3+4 hash spreads them over its bond's
+    lanes (bondhash.spread_ports; `attempt` k takes the k-th such set, `client_ports` imposes
+    the ports): with -P N, iperf3's streams come from ports that connect() or --cport picks, and
+    two of four then share a lane about nine times in ten (with --cport always, see bondhash).
+    The result holds the sums and every stream."""
+    if streams > 1 and sender.spec.bond is not None:
+        return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
+    with server(receiver, _iperf3_server(address), lifetime=seconds + 30) as port:
         return sender.read(
             quote("iperf3", "-c", address, "-p", str(port), "-t", str(seconds), "-P", str(streams), "-J"),
             parse_iperf3, ok_exit=(0, 1),  # iperf3 -J exits 1 on errors and says why in its JSON
             timeout=seconds + 30)
+
+
+def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: int, attempt: int,
+            client_ports: Sequence[int] | None) -> IperfResult:
+    with ExitStack() as stack:
+        # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...) and client
+        # ports computed from them: the same run asks the same commands, so a recording replays
+        dports = [stack.enter_context(server(receiver, _iperf3_server(address), lifetime=seconds + 30,
+                                             ports=PORTS[i::streams][:SERVER_TRIES]))
+                  for i in range(streams)]
+        cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
+                                                            len(sender.spec.bond.lanes), attempt))
+        labels = [f"iperf3:{cport}->{address}:{dport}" for cport, dport in zip(cports, dports)]
+        clients = [quote("iperf3", "-c", address, "-p", str(dport), "--cport", str(cport), "-t", str(seconds), "-J")
+                   for cport, dport in zip(cports, dports)]
+        out = sender.read(
+            "t=$(mktemp -d); " + " ".join(f'{client} >"$t/{k}" 2>&1 &' for k, client in enumerate(clients))
+            + " wait; " + "; ".join(f'{section(label)}; cat "$t/{k}"' for k, label in enumerate(labels))
+            + '; rm -rf "$t"', str, timeout=seconds + 30)
+    return _together(list(sender.parse_sections(out, labels, parse_iperf3).values()))
+
+
+def _together(results: list[IperfResult]) -> IperfResult:
+    """One result for one-stream clients that ran at once: the sums, and every stream."""
+    retransmits = [r.retransmits for r in results]
+    first = results[0]
+    return IperfResult(
+        received_bps=sum(r.received_bps for r in results), sent_bps=sum(r.sent_bps for r in results),
+        retransmits=None if None in retransmits else sum(retransmits),
+        num_streams=sum(r.num_streams for r in results), duration=max(r.duration for r in results),
+        local_host=first.local_host, remote_host=first.remote_host, remote_port=first.remote_port,
+        reverse=False, streams=tuple(s for r in results for s in r.streams))
 
 
 def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index: int = 3) -> list:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rackproof.probes import ParseError
-from rackproof.probes.iperf import IperfResult, parse_iperf3
+from rackproof.probes.iperf import IperfResult, IperfStream, parse_iperf3
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -24,7 +24,9 @@ def sample(name):
 def test_single_stream():
     assert parse_iperf3(sample("iperf3_J_tcp_single_stream_openwisp.json")) == IperfResult(
         received_bps=44042139781.797935, sent_bps=44042377604.16823, retransmits=0, num_streams=1,
-        duration=10.0, local_host="127.0.0.1", remote_host="127.0.0.1", remote_port=5201, reverse=False)
+        duration=10.0, local_host="127.0.0.1", remote_host="127.0.0.1", remote_port=5201, reverse=False,
+        streams=(IperfStream(local_port=54966, remote_port=5201, received_bps=44042139781.797935,
+                             sent_bps=44042377604.16823, retransmits=0),))
 
 
 def test_four_streams():
@@ -34,15 +36,30 @@ def test_four_streams():
     assert result.sent_bps == 16304657564.910473
 
 
+def test_four_streams_each_with_its_ports_and_figures():
+    """Linux hands connect() even ports: the client ports of the four streams, by socket."""
+    streams = parse_iperf3(sample("iperf3_J_local_3.12_P4.json")).streams
+    assert [(s.local_port, s.remote_port) for s in streams] == [(35916, 5299), (35918, 5299), (35920, 5299),
+                                                               (35924, 5299)]
+    assert {(s.received_bps, s.sent_bps, s.retransmits) for s in streams} == {
+        (4072603306.238961, 4076164391.227618, 0)}
+
+
 def test_reverse():
     result = parse_iperf3(sample("iperf3_J_local_3.12_P3_reverse.json"))
     assert (result.num_streams, result.reverse) == (3, True)
     assert result.received_bps == 18556296902.358856
+    # -R: the server sends every stream ("sender": false), the client's ports still name them
+    assert [(s.local_port, s.received_bps) for s in result.streams] == [
+        (35936, 6189626525.096024), (35946, 6188577969.01859), (35952, 6178092408.244244)]
 
 
 def test_bidir_reads_the_forward_direction():
     result = parse_iperf3(sample("iperf3_J_local_3.12_bidir.json"))
     assert (result.received_bps, result.sent_bps) == (13446325941.781933, 13524770337.779734)
+    # the reverse stream (socket 7, "sender": false, 9 retransmits) is the other direction
+    assert result.streams == (IperfStream(local_port=35968, remote_port=5299, received_bps=13446325941.781933,
+                                          sent_bps=13524770337.779734, retransmits=0),)
 
 
 def test_bidir_before_3_11_repeats_the_sum_keys():
@@ -71,6 +88,40 @@ def test_error_document(name, message):
 @pytest.mark.parametrize("text", ["", "iperf3: error - unable to connect", "[]", "{}",
                                   '{"start": {}, "end": {}}', '{"error": null}', '{"error": ""}'])
 def test_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_iperf3(text)
+
+
+def damaged(change) -> str:
+    """The -P 4 sample after change(document)."""
+    document = json.loads(sample("iperf3_J_local_3.12_P4.json"))
+    change(document)
+    return json.dumps(document)
+
+
+def set_stream(side, key, value):
+    return lambda document: document["end"]["streams"][2][side].__setitem__(key, value)
+
+
+@pytest.mark.parametrize("text", [
+    damaged(set_stream("receiver", "bits_per_second", 1e300)),
+    damaged(set_stream("receiver", "bits_per_second", -1.0)),
+    damaged(set_stream("sender", "bits_per_second", "4e9")),
+    damaged(set_stream("sender", "retransmits", 10**30)),
+    damaged(set_stream("sender", "retransmits", -3)),
+    damaged(set_stream("sender", "socket", 99)),
+    damaged(lambda document: document["start"]["connected"][1].__setitem__("local_port", 70000)),
+    damaged(lambda document: document["end"]["streams"].pop()),
+    damaged(lambda document: document["end"].pop("streams")),
+    damaged(lambda document: document["start"]["test_start"].__setitem__("num_streams", 10**6)),
+    damaged(lambda document: document["end"]["sum_sent"].__setitem__("retransmits", 2**64)),
+    sample("iperf3_J_local_3.12_P4.json").replace("4072603306.238961", "Infinity", 1),
+    sample("iperf3_J_local_3.12_P4.json").replace("4072603306.238961", "NaN", 1),
+    sample("iperf3_J_local_3.12_P4.json").replace("4072603306.238961", "1e999", 1),
+], ids=["huge rate", "negative rate", "rate as text", "huge retransmits", "negative retransmits",
+        "stream of an unknown socket", "port above 65535", "a stream missing", "no end.streams",
+        "a million streams", "retransmits past 64 bits", "Infinity", "NaN", "1e999"])
+def test_damaged_per_stream_figures_are_refused(text):
     with pytest.raises(ParseError):
         parse_iperf3(text)
 

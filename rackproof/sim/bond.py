@@ -1,29 +1,39 @@
 """An 802.3ad bond without the bonding module.
 
 The node has a veth pair bond0 <-> bond0p. bond0 carries the cluster address. Whatever the node
-sends on bond0 arrives on bond0p, whose tc ingress classifies it by a hash of its TCP/UDP ports
-and redirects it (act_mirred) out of one of the lanes that are up; whatever arrives on a lane
-is redirected back out of bond0p, so it is received on bond0. The switch does the same for its
-side of the LAG: each bonded node's ports feed one bridge port (lag<i>), whose peer spreads the
-frames for that node over the node's up ports by the same hash. One TCP connection therefore
-stays on one lane; four connections with consecutive source ports use four lanes.
+sends on bond0 arrives on bond0p, whose tc ingress redirects it (act_mirred) out of one of the
+lanes that are up; whatever arrives on a lane is redirected back out of bond0p, so it is
+received on bond0. The switch does the same for its side of the LAG: each bonded node's ports
+feed one bridge port (lag<i>), whose peer spreads the frames for that node over the node's up
+ports. One TCP connection therefore stays on one lane.
 
-Which lane a connection takes: the monitor (monitor.py, every 200 ms; lanes every 100 ms like miimon) reads each
-bonded node's TCP connections on the cluster subnet (sock_diag, as `ss` does) and pins each new
-one to the next lane in turn, on the node (bond0p) and on the switch (the LAG towards the node),
-with one exact-match filter per connection. Connections it has not seen yet, and UDP, go by a
-static hash of their ports ((sport ^ dport) >> 1, as the kernel's layer3+4 drops the lowest bit
-because connect() hands out even ports), modulo the lanes that are up. Pinning in turn rather
-than by the port hash alone is deliberate: Linux picks source ports with random gaps, so a pure
-port hash would put two of iperf3's four streams on one lane about nine times in ten, and the
-rack would not show what the chapter (and the suite) expect of a four-lane bond. When a lane
-goes down, its connections move to the lanes that are up and the hash is rebuilt over them.
+Which lane a connection takes is the kernel's layer3+4 choice (rackproof.bondhash, the module
+the suite chooses its client ports with): the hash of the connection's addresses and ports,
+modulo the members that are up, in bond order. The monitor (monitor.py; lanes every 100 ms like
+miimon, connections every 200 ms) reads each bonded node's TCP connections on the cluster
+subnet (sock_diag, as `ss` does) and pins each new one to that lane with one exact-match filter
+(flow_line), on the node (bond0p) and on the switch (the LAG towards the node, hashed the same
+way for frames in that direction: a switch set to balance on IP and L4 ports). Four connections
+from ports connect() picks therefore share lanes about nine times in ten, as on a real bond.
+When a lane goes down or comes back, every connection is hashed again over the lanes up, as
+the kernel does. Until the monitor has seen a connection (its first 200 ms at most), and for
+UDP, a static stand-in applies: two bits of each port ((port >> 1) & 3, XORed), which is the
+kernel's choice only for some addresses and ports.
 """
 
 from __future__ import annotations
 
-HASH_BITS = 2          # (sport ^ dport) >> 1, two bits: 4 buckets
+from typing import Sequence
+
+from rackproof import bondhash
+
+HASH_BITS = 2          # the static stand-in's buckets: two bits of each port, 4 buckets
 BOND_PEER = "bond0p"
+
+
+def lane_for(src: str, dst: str, sport: int, dport: int, up: Sequence[str]) -> str:
+    """The member (of `up`, in bond order) that carries src:sport -> dst:dport."""
+    return up[bondhash.member(src, dst, sport, dport, len(up))]
 
 
 def _hash_filters(dev: str, targets: list[str]) -> list[str]:
@@ -78,10 +88,6 @@ def collect_lines(lanes: list[str], dev: str) -> list[str]:
         lines.append(f"filter add dev {lane} ingress protocol all prio 1 u32 match u32 0 0 "
                      f"action mirred egress redirect dev {dev}")
     return lines
-
-
-def bucket_of(sport: int, dport: int) -> int:
-    return ((sport ^ dport) >> 1) & ((1 << HASH_BITS) - 1)
 
 
 # --- /proc/net/bonding/bond0 ------------------------------------------------------------------

@@ -5,8 +5,8 @@
   and the switch's LAG over the lanes that are up and rewrites the node's bonding view
   (/proc/net/bonding/bond0 format);
 - every 200 ms, reads each bonded node's TCP connections on the cluster subnet (sock_diag, as
-  `ss` does) and pins each new one to the next lane in turn (see bond.py), and forgets closed
-  ones.
+  `ss` does) and pins each new one to the lane the kernel's layer3+4 hash gives it (see
+  bond.py), and forgets closed ones.
 
     python3 -m rackproof.sim.monitor --name thor5
 """
@@ -115,9 +115,8 @@ class NodeBond:
         self.diag = open_rtnl(self.ns, NETLINK_SOCK_DIAG)
         self.up: tuple[str, ...] | None = None
         self.failures = {lane: 0 for lane in spec.bond_lanes}
-        self.flows: dict[tuple[int, str, int], tuple[str, int]] = {}   # (lport, rip, rport) -> (lane, handle)
+        self.flows: dict[tuple[int, str, int], int] = {}   # (lport, rip, rport) -> filter handle
         self.free_handles = list(range(0xffe, 0, -1))   # 800::fff is the anchor
-        self.turn = 0
         self.model_mtime = None
 
     def port_of(self, lane: str) -> str:
@@ -131,7 +130,6 @@ class Monitor:
         self.profile = get_profile(record["profile"])
         self.topo = Topology(self.profile, self.state)
         self.nodes = [NodeBond(n, self.topo) for n in self.profile.nodes if n.bond_lanes]
-        self.conn_index: dict[tuple, int] = {}
         self.seq = 0
         self.polls = 0
 
@@ -169,21 +167,16 @@ class Monitor:
         node_tc = bond.spread_lines(bond.BOND_PEER, up)
         lag, lagp = self.topo.lag(nb.spec)
         switch_tc = bond.spread_lines(lagp, [nb.port_of(lane) for lane in up])
-        # connections pinned to a lane that went down move to the lanes that are up
-        for key, (lane, handle) in list(nb.flows.items()):
-            if lane not in up:
-                if up:
-                    lport, rip, rport = key
-                    index = self.conn_index.get(tuple(sorted([(nb.ip, lport), (rip, rport)])), 0)
-                    new = self.lane_for(nb, index)
-                    nb.flows[key] = (new, handle)
-                    node_tc.append(self._node_flow(nb, key, handle, new))
-                    switch_tc.append(self._switch_flow(nb, key, handle, new))
-                else:
-                    node_tc.append(bond.flow_del_line(bond.BOND_PEER, handle))
-                    switch_tc.append(bond.flow_del_line(lagp, handle))
-                    del nb.flows[key]
-                    nb.free_handles.append(handle)
+        # the kernel hashes every connection again modulo the members left (or back)
+        for key, handle in list(nb.flows.items()):
+            if up:
+                node_tc.append(self._node_flow(nb, key, handle))
+                switch_tc.append(self._switch_flow(nb, key, handle))
+            else:
+                node_tc.append(bond.flow_del_line(bond.BOND_PEER, handle))
+                switch_tc.append(bond.flow_del_line(lagp, handle))
+                del nb.flows[key]
+                nb.free_handles.append(handle)
         batch("tc", nb.ns, node_tc, check=False)
         batch("ip", nb.ns, [f"link set {bond.BOND_PEER} {'up' if up else 'down'}"], check=False)
         batch("tc", self.topo.fabric_ns, switch_tc, check=False)
@@ -205,76 +198,42 @@ class Monitor:
         os.replace(tmp, path)
 
     # connections ----------------------------------------------------------------------------
-    # Every connection between bonded nodes gets one lane index, chosen in turn by its client
-    # (the side with the ephemeral, higher port) and used by both ends, so that iperf3's four
-    # streams get four lanes on the sender and on the receiver alike.
-    def lane_for(self, nb: NodeBond, index: int) -> str | None:
-        if not nb.up:
-            return None
-        wanted = nb.spec.bond_lanes[index % len(nb.spec.bond_lanes)]
-        return wanted if wanted in nb.up else nb.up[index % len(nb.up)]
-
-    def _node_flow(self, nb: NodeBond, key, handle: int, lane: str) -> str:
+    # The node sends a connection's packets on the lane its hash gives; the switch sends the
+    # packets towards the node on the port its hash of them gives (the same function, the
+    # other direction: the same lane when 2 or 4 lanes are up, not always with 3).
+    def _node_flow(self, nb: NodeBond, key, handle: int) -> str:
         lport, rip, rport = key
+        lane = bond.lane_for(nb.ip, rip, lport, rport, nb.up)
         return bond.flow_line(bond.BOND_PEER, handle, nb.ip, rip, lport, rport, lane)
 
-    def _switch_flow(self, nb: NodeBond, key, handle: int, lane: str) -> str:
+    def _switch_flow(self, nb: NodeBond, key, handle: int) -> str:
         lport, rip, rport = key
+        lane = bond.lane_for(rip, nb.ip, rport, lport, nb.up)
         return bond.flow_line(self.topo.lag(nb.spec)[1], handle, rip, nb.ip, rport, lport, nb.port_of(lane))
 
     def place_flows(self) -> None:
-        seen: dict[str, set] = {}
+        switch_tc: list[str] = []
         for nb in self.nodes:
             self.seq += 1
             try:
                 conns = tcp_connections(nb.diag, self.seq)
             except OSError:
                 conns = set()
-            seen[nb.spec.name] = {(lport, rip, rport) for lip, lport, rip, rport in conns
-                                  if lip == nb.ip and rip != nb.ip and ipaddress.ip_address(rip) in nb.net}
-        by_ip = {nb.ip: nb for nb in self.nodes}
-        live = set()
-        new: list[tuple[tuple, NodeBond, tuple]] = []
-        for nb in self.nodes:
-            for key in seen[nb.spec.name]:
-                lport, rip, rport = key
-                cid = tuple(sorted([(nb.ip, lport), (rip, rport)]))
-                live.add(cid)
-                if key not in nb.flows:
-                    new.append((cid, nb, key))
-        # the client (the side with the higher, ephemeral port) of each new connection picks its
-        # lane index in turn, in the order of its ports (the order it opened them)
-        def client_of(cid):
-            (ip_a, port_a), (ip_b, port_b) = cid
-            return (ip_a, port_a) if port_a > port_b else (ip_b, port_b)
-        for cid in sorted({cid for cid, _nb, _key in new if cid not in self.conn_index}, key=client_of):
-            client = by_ip.get(client_of(cid)[0])
-            if client is None:
-                self.conn_index[cid] = 0
-                continue
-            self.conn_index[cid] = client.turn
-            client.turn += 1
-        for cid in set(self.conn_index) - live:
-            del self.conn_index[cid]
-        switch_tc: list[str] = []
-        lagp_of = {nb.spec.name: self.topo.lag(nb.spec)[1] for nb in self.nodes}
-        for nb in self.nodes:
+            seen = {(lport, rip, rport) for lip, lport, rip, rport in conns
+                    if lip == nb.ip and rip != nb.ip and ipaddress.ip_address(rip) in nb.net}
+            lagp = self.topo.lag(nb.spec)[1]
             node_tc = []
-            for key in sorted(set(nb.flows) - seen[nb.spec.name]):
-                _lane, handle = nb.flows.pop(key)
+            for key in sorted(set(nb.flows) - seen):
+                handle = nb.flows.pop(key)
                 node_tc.append(bond.flow_del_line(bond.BOND_PEER, handle))
-                switch_tc.append(bond.flow_del_line(lagp_of[nb.spec.name], handle))
+                switch_tc.append(bond.flow_del_line(lagp, handle))
                 nb.free_handles.append(handle)
-            for cid, owner, key in new:
-                if owner is not nb or not nb.free_handles:
+            for key in sorted(seen - set(nb.flows)):
+                if not nb.up or not nb.free_handles:
                     continue
-                lane = self.lane_for(nb, self.conn_index[cid])
-                if lane is None:
-                    continue
-                handle = nb.free_handles.pop()
-                nb.flows[key] = (lane, handle)
-                node_tc.append(self._node_flow(nb, key, handle, lane))
-                switch_tc.append(self._switch_flow(nb, key, handle, lane))
+                handle = nb.flows[key] = nb.free_handles.pop()
+                node_tc.append(self._node_flow(nb, key, handle))
+                switch_tc.append(self._switch_flow(nb, key, handle))
             if node_tc:
                 batch("tc", nb.ns, node_tc, check=False)
         if switch_tc:
