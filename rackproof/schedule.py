@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,8 +66,8 @@ def covering_pairs(items: Sequence[T]) -> list[list[tuple[T, T]]]:
 
 
 def lock_dir(key: str) -> Path:
-    """One lock folder per cluster (keyed by its inventory), shared by every process of the run;
-    made on first use, removed by the run's controller at the end."""
+    """One lock folder per cluster (keyed by its inventory), shared by every process of the run
+    and by other runs on the same cluster; made on first use, removed by the last run to end."""
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"rackproof-locks-{digest}"
 
@@ -79,14 +80,42 @@ def holding(directory: Path, names: Sequence[str], shared: bool = False) -> Iter
     """Hold the lock of every name, taken in sorted order (no deadlock), released on exit;
     `shared` locks may be held by several tests at once, but not beside an exclusive one."""
     handles = []
-    directory.mkdir(mode=0o700, exist_ok=True)
     try:
         for name in sorted(set(names)):
-            fd = os.open(directory / f"{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            handles.append(fd)
+            handles.append(_open_lock(directory, name))
             fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
         for fd in reversed(handles):
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+
+def _open_lock(directory: Path, name: str) -> int:
+    """The lock file of `name`, made with its folder if another run just removed them."""
+    while True:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        try:
+            return os.open(directory / f"{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        except FileNotFoundError:
+            continue
+
+
+def remove_when_idle(directory: Path) -> None:
+    """Remove the lock folder unless another run on the same cluster is in the middle of a
+    test (every test holds the whole-rack lock, shared): then the last one to end removes it."""
+    try:
+        fd = os.open(directory / f"{WHOLE_RACK}.lock", os.O_RDWR)
+    except FileNotFoundError:
+        shutil.rmtree(directory, ignore_errors=True)
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return
+    try:
+        shutil.rmtree(directory, ignore_errors=True)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

@@ -10,7 +10,7 @@ from itertools import combinations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackproof.schedule import WHOLE_RACK, covering_pairs, holding, round_robin
+from rackproof.schedule import WHOLE_RACK, covering_pairs, holding, remove_when_idle, round_robin
 
 nodes = st.integers(min_value=2, max_value=14).map(lambda n: [f"thor-{i}" for i in range(1, n + 1)])
 
@@ -93,3 +93,23 @@ def test_a_disruptive_test_waits_for_every_other_and_the_others_may_share(tmp_pa
     assert _second_holder_waits(tmp_path, shared, shared) == ["first holds", "second holds", "first releases"]
     assert _second_holder_waits(tmp_path, shared, alone) == ["first holds", "first releases", "second holds"]
     assert _second_holder_waits(tmp_path, alone, shared) == ["first holds", "first releases", "second holds"]
+
+
+def test_the_lock_folder_stays_while_another_run_is_in_a_test_and_goes_with_the_last(tmp_path):
+    locks = tmp_path / "locks"
+    with holding(locks, [WHOLE_RACK], shared=True):   # another run on the same cluster, mid-test
+        remove_when_idle(locks)
+        assert locks.is_dir()
+        with holding(locks, ["thor-2"]):
+            pass
+    remove_when_idle(locks)
+    assert not locks.exists()
+
+
+def test_a_lock_folder_removed_by_another_run_is_made_again(tmp_path):
+    locks = tmp_path / "locks"
+    with holding(locks, ["thor-1"]):
+        pass
+    remove_when_idle(locks)
+    with holding(locks, ["thor-1", "thor-2"]):
+        assert {p.name for p in locks.iterdir()} == {"thor-1.lock", "thor-2.lock"}
