@@ -82,7 +82,8 @@ def holding(directory: Path, names: Sequence[str], shared: bool = False) -> Iter
     handles = []
     try:
         for name in sorted(set(names)):
-            handles.append(_open_lock(directory, name))
+            fd = _open_lock(directory, name)
+            handles.append(fd)
             fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
