@@ -21,13 +21,16 @@ def _figures(r) -> str:
 @pytest.mark.capability("cluster network bandwidth")
 def test_iperf3_one_stream(link_pair, inventory, step, measure):
     src, dst = link_pair.src, link_pair.dst
-    result = traffic.iperf3(src, dst, dst.spec.ip, streams=1, seconds=inventory.expect.iperf_seconds)
     lane = inventory.lane_bps()
-    m = measure("lane rate", link_pair.where, result.received_bps / 1e9, "Gbit/s",
-                Expectation(lane * inventory.expect.lane_floor_fraction / 1e9))
+    floor = Expectation(lane * inventory.expect.lane_floor_fraction / 1e9)
+    *others, result = traffic.one_stream_attempts(src, dst, dst.spec.ip, floor.floor * 1e9,
+                                                  inventory.expect.iperf_seconds)
+    for other in others:   # the short first attempt, kept for the report
+        measure("lane rate, other attempt", link_pair.where, other.received_bps / 1e9, "Gbit/s")
+    m = measure("lane rate", link_pair.where, result.received_bps / 1e9, "Gbit/s", floor)
     assert m.verdict != "failed", (
-        f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream): {m}; {_figures(result)}. "
-        f"Usual cause: {SLOW_CAUSES}")
+        f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(others) + 1} "
+        f"attempts): {m}; {_figures(result)}. Usual cause: {SLOW_CAUSES}")
     if inventory.bonded(src.spec, step) and inventory.bonded(dst.spec, step):
         ceiling = lane * inventory.expect.single_stream_ceiling_lanes
         assert result.received_bps <= ceiling, (
