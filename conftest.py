@@ -1,4 +1,5 @@
-"""rackproof's pytest plugin lives in fixtures/; this file only loads it."""
+"""rackproof's pytest plugin is the package rackproof.plugin, registered by its pytest11 entry
+point when rackproof is installed (scripts/setup.sh); naming it here too loads it in a checkout
+that is not installed. pytest loads a plugin once by its name, so the two never clash."""
 
-pytest_plugins = ["fixtures.options", "fixtures.cluster", "fixtures.evidence", "fixtures.serving", "fixtures.scheduling",
-                  "fixtures.reporting"]
+pytest_plugins = ["rackproof.plugin"]

@@ -19,5 +19,5 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 # (pip's "Location ... is ignored" lines come from this machine's pip.conf, not from us)
-.venv/bin/pip install -q --disable-pip-version-check -e . 2> >(grep -v 'is ignored' >&2) >/dev/null
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test]' 2> >(grep -v 'is ignored' >&2) >/dev/null
 echo "setup: ready ($(.venv/bin/python --version), rackproof $(.venv/bin/python -c 'import rackproof; print(rackproof.__version__)'))"

@@ -1,7 +1,7 @@
 """Causes chosen from evidence, and figures that could not be measured: the checks themselves,
 called with nodes whose answers are scripted (real Host, Remote and parsers; only the wire is
 fake). A check that cannot reach a verdict raises what the plugin reports as a failure or an
-error (fixtures.evidence.CHECK_ERRORS), never returns as a pass."""
+error (rackproof.plugin.evidence.CHECK_ERRORS), never returns as a pass."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-from fixtures.cluster import EngineTarget, Pair
-from fixtures.evidence import CHECK_ERRORS
+from rackproof.plugin.params import EngineTarget, Pair
+from rackproof.plugin.evidence import CHECK_ERRORS
 from rackproof import serving
 from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse

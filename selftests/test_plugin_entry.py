@@ -1,0 +1,45 @@
+"""The plugin is loaded by its pytest11 entry point: its options are known wherever pytest runs,
+and `--inventory PATH` (space form) runs the same suite as `--inventory=PATH`.
+
+(pytest settles its rootdir and ini file before it loads entry-point plugins, taking an unknown
+option's value for a test path: a file outside the checkout given in the space form still moves
+the rootdir away from the repo's pytest.ini. docs/architecture.md says so; use the `=` form there.)"""
+
+import shutil
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+from selftests.suite import REPLAYS, REPO
+
+SUITE = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
+
+
+def collected(cwd, *args: str) -> list[str]:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ids = [line.rpartition("/")[2] for line in proc.stdout.splitlines() if "::" in line]
+    assert ids, proc.stdout
+    return ids
+
+
+def test_the_plugin_is_registered_by_its_entry_point():
+    assert "rackproof.plugin" in {ep.value for ep in entry_points(group="pytest11")}
+
+
+def test_the_inventory_option_is_known_in_a_folder_without_conftest(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--help"], cwd=tmp_path, capture_output=True, text=True)
+    assert "--inventory=FILE" in proc.stdout and "--step=N" in proc.stdout
+
+
+def test_the_space_form_runs_what_the_equals_form_runs(tmp_path):
+    inventory = "examples/replay/thor5-healthy/cluster.toml"
+    equals_form = collected(REPO, f"--inventory={inventory}", "--step", "3")
+    assert collected(REPO, "--inventory", inventory, "--step", "3") == equals_form
+
+
+def test_from_another_folder_the_suite_is_named_by_its_folders(tmp_path):
+    inventory = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
+    in_checkout = collected(REPO, f"--inventory={inventory}", "--step", "3")
+    assert collected(tmp_path, f"--inventory={inventory}", "--step", "3", *(str(REPO / f) for f in SUITE)) == in_checkout
