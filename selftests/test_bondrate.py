@@ -84,10 +84,16 @@ def test_a_collision_below_the_floor_is_measured_again_with_other_ports(monkeypa
     assert run.figures().startswith("attempt 1 of 2: 73 Gbit/s = 24 (port ") and "attempt 2 of 2: 96 Gbit/s" in run.figures()
 
 
-@pytest.mark.parametrize("first", [attempt(24, 24, 24, 24), attempt(24, 24, 24, 9.6)])
-def test_no_retry_for_a_pass_or_a_lone_slow_stream(monkeypatch, first):
+def test_no_retry_for_a_pass(monkeypatch):
+    first = attempt(24, 24, 24, 24)
     monkeypatch.setattr(traffic, "iperf3", lambda *args, **kw: first)
     assert bondrate.measure(Node("thor-1"), Node("thor-2"), "10.10.0.12", LANE, FLOOR, 5).attempts == (first,)
+
+
+def test_a_short_first_attempt_without_a_collision_is_measured_again_too(monkeypatch):
+    slow = attempt(24, 24, 24, 9.6)   # a lone slow stream: a slow member, or a moment's load
+    monkeypatch.setattr(traffic, "iperf3", lambda *args, **kw: slow)
+    assert bondrate.measure(Node("thor-1"), Node("thor-2"), "10.10.0.12", LANE, FLOOR, 5).attempts == (slow, slow)
 
 
 def test_the_figures_name_each_streams_port_and_the_lane_the_hash_gave_it():

@@ -103,8 +103,7 @@ def test_down_cleans_up_after_a_crashed_up():
 
 
 def _write_tests(tmp_path: Path) -> Path:
-    """A tiny suite of its own (with the --inventory option the real suite's plugin adds)."""
-    (tmp_path / "conftest.py").write_text('def pytest_addoption(parser):\n    parser.addoption("--inventory")\n')
+    """A tiny suite of its own (rackproof's plugin, loaded by its entry point, takes --inventory)."""
     path = tmp_path / "test_sim_run_probe.py"
     path.write_text(textwrap.dedent("""
         import os, subprocess, time
