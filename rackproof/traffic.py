@@ -18,6 +18,9 @@ from .remote import quote
 
 PORTS = range(5201, 5300)
 SERVER_TRIES = 3
+# iperf3 -O: the first second is sent but not counted. It holds TCP's slow start (and on the
+# simulated rack the bond's first choice of lane, see sim/bond.py), which made short runs vary.
+WARM_UP_SECONDS = 1
 
 
 def _start_server(host: Host, argv: list[str], port: int, lifetime: float) -> int:
@@ -68,11 +71,13 @@ def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds
     The result holds the sums and every stream."""
     if streams > 1 and sender.spec.bond is not None:
         return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
-    with server(receiver, _iperf3_server(address), lifetime=seconds + 30) as port:
+    lifetime = seconds + WARM_UP_SECONDS + 30
+    with server(receiver, _iperf3_server(address), lifetime=lifetime) as port:
         return sender.read(
-            quote("iperf3", "-c", address, "-p", str(port), "-t", str(seconds), "-P", str(streams), "-J"),
+            quote("iperf3", "-c", address, "-p", str(port), "-t", str(seconds), "-O", str(WARM_UP_SECONDS),
+                  "-P", str(streams), "-J"),
             parse_iperf3, ok_exit=(0, 1),  # iperf3 -J exits 1 on errors and says why in its JSON
-            timeout=seconds + 30)
+            timeout=lifetime)
 
 
 def one_stream_attempts(sender: Host, receiver: Host, address: str, floor_bps: float, seconds: int
@@ -88,21 +93,23 @@ def one_stream_attempts(sender: Host, receiver: Host, address: str, floor_bps: f
 
 def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: int, attempt: int,
             client_ports: Sequence[int] | None) -> IperfResult:
+    lifetime = seconds + WARM_UP_SECONDS + 30
     with ExitStack() as stack:
         # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...) and client
         # ports computed from them: the same run asks the same commands, so a recording replays
-        dports = [stack.enter_context(server(receiver, _iperf3_server(address), lifetime=seconds + 30,
+        dports = [stack.enter_context(server(receiver, _iperf3_server(address), lifetime=lifetime,
                                              ports=PORTS[i::streams][:SERVER_TRIES]))
                   for i in range(streams)]
         cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
                                                             len(sender.spec.bond.lanes), attempt))
         labels = [f"iperf3:{cport}->{address}:{dport}" for cport, dport in zip(cports, dports)]
-        clients = [quote("iperf3", "-c", address, "-p", str(dport), "--cport", str(cport), "-t", str(seconds), "-J")
+        clients = [quote("iperf3", "-c", address, "-p", str(dport), "--cport", str(cport), "-t", str(seconds),
+                         "-O", str(WARM_UP_SECONDS), "-J")
                    for cport, dport in zip(cports, dports)]
         out = sender.read(
             "t=$(mktemp -d); " + " ".join(f'{client} >"$t/{k}" 2>&1 &' for k, client in enumerate(clients))
             + " wait; " + "; ".join(f'{section(label)}; cat "$t/{k}"' for k, label in enumerate(labels))
-            + '; rm -rf "$t"', str, timeout=seconds + 30)
+            + '; rm -rf "$t"', str, timeout=lifetime)
     return _together(list(sender.parse_sections(out, labels, parse_iperf3).values()))
 
 
