@@ -8,10 +8,17 @@ def kbit(mbit: float) -> str:
     return f"{max(int(round(mbit * 1000)), 8)}kbit"
 
 
+# How long the shaper may go unserved without losing rate: htb keeps at most `burst` bytes of
+# credit, so a lane whose qdisc runs late (a busy host, a vCPU the hypervisor holds for a few
+# ms) falls below its rate for good. 25 ms covers what two shared cores show; it lets a 3 s
+# measurement read at most 25 ms / 3 s (under 1%) above the rate after an idle moment.
+CREDIT_SECONDS = 0.025
+
+
 def _params(mbit: float) -> str:
     # burst: at least one 64 KB GSO super-packet (htb's default of ~1.5 KB at these rates makes
-    # TCP lose 10% to the shaper), about 2 ms of the rate; quantum below htb's warning threshold
-    burst = max(65536, int(mbit * 1e6 / 8 * 0.002))
+    # TCP lose 10% to the shaper); quantum below htb's warning threshold
+    burst = max(65536, int(mbit * 1e6 / 8 * CREDIT_SECONDS))
     rate = kbit(mbit)
     return f"rate {rate} ceil {rate} burst {burst}b cburst {burst}b quantum 60000"
 
