@@ -1,4 +1,4 @@
-"""`rackproof ...`: inventory checks, the simulated rack, report utilities."""
+"""`rackproof ...`: inventory checks, the commands the suite runs on nodes, the simulated rack."""
 
 from __future__ import annotations
 
@@ -21,6 +21,17 @@ def _inventory_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probes(args: argparse.Namespace) -> int:
+    """Every command the suite can run on a node, with the probe it belongs to and what it
+    reads: the list a site's security reviewer asks for. {fields} are filled per node, lane or
+    peer from cluster.toml, each shell-quoted."""
+    from .probe import catalog
+    for probe in catalog():
+        exits = "" if probe.ok_exit == (0,) else f"  (exit {', '.join(map(str, probe.ok_exit))} still answers)"
+        print(f"{probe.name}: {probe.does}{exits}\n    {probe.template.replace('{{', '{').replace('}}', '}')}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rackproof", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -30,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = inventory_commands.add_parser("check", help="validate an inventory; exit 2 on problems")
     check.add_argument("file")
     check.set_defaults(func=_inventory_check)
+
+    probes = commands.add_parser("probes", help="list every command the suite can run on a node")
+    probes.set_defaults(func=_probes)
 
     add_sim_parser(commands)
     return parser

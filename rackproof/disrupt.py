@@ -13,37 +13,39 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from .host import Host, ProbeFailed
-from .remote import quote
+from .probe import Probe
 
 SUDO_HINT = ("the login must be able to run `sudo -n ip link set dev LANE down|up` without a password "
              "(a sudoers.d rule for these two commands is enough)")
+
+LINK_SET = Probe("ip link set", "takes a bond member down or up (only with --allow-disruptive)",
+                 "sudo -n ip link set dev {lane} {state}", timeout=30)
+# setsid: the sleeper leads its own process group, so one kill ends it and its sleep.
+DOWN_UNTIL = Probe("lane down, back by itself", "takes the lane down and leaves a sleeper on the node that brings it "
+                   "up after a while even if the suite never comes back (a dead man's switch)",
+                   "{down} && {{ setsid sh -c {restore} >/dev/null 2>&1 </dev/null & echo $!; }}", timeout=30)
+BACK_UP = Probe("lane back up", "ends the sleeper and brings the lane up", "kill -- -{switch} 2>/dev/null; {up}",
+                timeout=30)
 
 
 @contextmanager
 def lane_down(host: Host, lane: str, restore_after: float) -> Iterator[None]:
     """`lane` has no link on `host` for the duration; it is up again afterwards, and at the
     latest `restore_after` seconds after it went down even if nobody comes back to say so."""
-    up = _ip_link(lane, "up")
-    # setsid: the sleeper leads its own process group, so one kill ends it and its sleep.
-    result = host.run(
-        f"{_ip_link(lane, 'down')} && "
-        f"{{ setsid sh -c {quote(f'sleep {restore_after:g}; {up}')} >/dev/null 2>&1 </dev/null & echo $!; }}",
-        timeout=30)
+    up = LINK_SET.command(lane=lane, state="up")
+    result = host.run(DOWN_UNTIL, down=LINK_SET.command(lane=lane, state="down"),
+                      restore=f"sleep {restore_after:g}; {up}")
     if not result.ok:
-        host.run(up, timeout=30)  # in case it went down and only the switch failed to start
+        host.run(LINK_SET, lane=lane, state="up")  # in case it went down and only the switch failed to start
         raise ProbeFailed(host.name, result, f"could not take {lane} down: {SUDO_HINT}")
     switch = result.stdout.split()[-1]
     try:
         yield
     finally:
-        restored = host.run(f"kill -- -{switch} 2>/dev/null; {up}", timeout=30)
+        restored = host.run(BACK_UP, switch=switch, up=up)
         if not restored.ok:
             raise ProbeFailed(host.name, restored, f"could not bring {lane} back up: it comes back by itself at "
                               f"the latest {restore_after:g} s after it went down")
-
-
-def _ip_link(lane: str, state: str) -> str:
-    return quote("sudo", "-n", "ip", "link", "set", "dev", lane, state)
 
 
 def wait_rejoined(host: Host, bond: str, lane: str, seconds: float, poll: float = 1.0):

@@ -1,8 +1,8 @@
-"""A node as the checks see it: its inventory entry, a way to run commands, and typed
-facts read through the probes (in the spirit of pytest-testinfra's `host`, simpler).
+"""A node as the checks see it: its inventory entry, a way to run probes, and the typed facts
+they read (in the spirit of pytest-testinfra's `host`, simpler).
 
-Each fact method runs one command and parses it; unreadable output raises
-ProbeFailed carrying the raw text, so the failure shows what the node printed.
+A probe (rackproof.probe) is a command with its parser; unreadable output raises ProbeFailed
+carrying the raw text, so the failure shows what the node printed.
 """
 
 from __future__ import annotations
@@ -13,8 +13,17 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from .inventory import Inventory, Node
+from .probe import Command, Probe
 from .probes import ParseError
-from .remote import EvidenceLog, LocalTransport, Remote, Result, SshTransport, quote
+from .probes.bonding import BONDING
+from .probes.ethtool import ETHTOOL
+from .probes.fec import FEC
+from .probes.getent import GETENT_HOSTS
+from .probes.ibdev2netdev import IBDEV2NETDEV
+from .probes.ip import ADDRESSES, ROUTE_GET
+from .probes.ping import PING_BATCH
+from .probes.system import HOSTNAME, LOGIN
+from .remote import EvidenceLog, LocalTransport, Remote, Result, SshTransport
 from .replay import Recording, RecordingTransport, ReplayTransport
 
 T = TypeVar("T")
@@ -31,6 +40,7 @@ class ProbeFailed(Exception):
 
 @dataclass
 class Host:
+    """A node: runs probes (rackproof.probe) and returns what they read."""
     spec: Node
     remote: Remote
 
@@ -38,45 +48,46 @@ class Host:
     def name(self) -> str:
         return self.spec.name
 
-    def run(self, command: str, timeout: float | None = None) -> Result:
-        return self.remote.run(command, timeout)
+    def run(self, probe: Probe, timeout: float | None = None, **values) -> Result:
+        """The probe's command and its result, for a check that judges the exit status itself."""
+        return self.remote.run(probe.command(**values), timeout or probe.timeout)
 
-    def read(self, command: str, parser: Callable[[str], T], ok_exit: tuple[int, ...] = (0,),
-             timeout: float | None = None) -> T:
-        """Run a command and parse its stdout; a failed command or unreadable text is a ProbeFailed."""
-        result = self.run(command, timeout)
+    def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
+        """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
+        return self._parsed(self.run(probe, timeout, **values), lambda out: probe.parse(out, values), probe.ok_exit)
+
+    def read_each(self, probe: Probe[T], labels, **values) -> dict:
+        """label -> what the probe reads for it, one command after the other in one round trip
+        (the probe's one free field is filled from each label)."""
+        labels = list(labels)
+        (field,) = probe.fields() - set(values)
+        commands = {label: probe.command(**values, **{field: label}) for label in labels}
+        out = self.read(BATCH, commands=Command("; ".join(
+            f"{SECTION.command(marker=_SECTION + str(label))}; {command}" for label, command in commands.items())))
+        return self.parse_sections(out, labels, lambda text: probe.parse(text, values), describe=commands.get)
+
+    def read_at_once(self, commands: dict[str, Command], parse: Callable[[str], T], timeout: float,
+                     describe: Callable[[str], str] | None = None) -> dict[str, T]:
+        """label -> what `parse` reads from that label's command; the commands run at the same
+        time (several clients of one measurement) in one round trip. A part that cannot be read
+        fails as describe(label), by default its command."""
+        started = " ".join(BACKGROUND.command(command=c, index=k) for k, c in enumerate(commands.values()))
+        shown = "; ".join(f"{SECTION.command(marker=_SECTION + label)}; {SHOW.command(index=k)}"
+                          for k, label in enumerate(commands))
+        out = self.read(AT_ONCE, timeout=timeout, started=Command(started), shown=Command(shown))
+        return self.parse_sections(out, list(commands), parse, describe=describe or commands.get)
+
+    def _parsed(self, result: Result, parse: Callable[[str], T], ok_exit: tuple[int, ...]) -> T:
         if result.exit_status not in ok_exit:
             raise ProbeFailed(self.name, result, f"exited with status {result.exit_status}")
         try:
-            return parser(result.stdout)
+            return parse(result.stdout)
         except ParseError as e:
             raise ProbeFailed(self.name, result, f"printed something the {e.tool} parser cannot read: {e.reason}") from None
 
-    # --- facts -------------------------------------------------------------------
-    def ethtool(self, interface: str):
-        from .probes.ethtool import parse_ethtool
-        # ethtool exits 75/76 on some drivers without root yet prints what we need: parse anyway
-        return self.read(f"LC_ALL=C ethtool {quote(interface)}", lambda out: parse_ethtool(out, interface),
-                         ok_exit=(0, 75, 76))
-
-    def fec(self, interface: str):
-        from .probes.fec import parse_fec
-        return self.read(f"LC_ALL=C ethtool --show-fec {quote(interface)}", lambda out: parse_fec(out, interface))
-
-    def interfaces(self):
-        from .probes.ip import parse_ip_addr
-        return {i.name: i for i in self.read("ip -j addr", parse_ip_addr)}
-
-    def route_to(self, addresses):
-        """address -> Route, all looked up in one command."""
-        from .probes.ip import parse_ip_route_get
-        addresses = list(addresses)
-        out = self.read("; ".join(f"{section(a)}; ip -j route get {quote(a)}" for a in addresses), str)
-        return self.parse_sections(out, addresses, parse_ip_route_get, describe="ip -j route get {}".format)
-
     def parse_sections(self, text: str, labels, parser, describe: Callable[[str], str] = "(the part for {})".format
                        ) -> dict:
-        """label -> parsed part, for output made of `section(label)` markers and what followed each.
+        """label -> parsed part, for output made of SECTION markers and what followed each.
         A part the parser cannot read fails as `describe(label)`: what printed that part (its command)."""
         parts = dict(_SECTION_SPLIT.findall(text))
         parsed = {}
@@ -88,46 +99,51 @@ class Host:
                                   f"printed something the {e.tool} parser cannot read: {e.reason}") from None
         return parsed
 
+    # --- facts (what tests ask a node for most) -----------------------------------------
+    def ethtool(self, interface: str):
+        return self.read(ETHTOOL, interface=interface)
+
+    def fec(self, interface: str):
+        return self.read(FEC, interface=interface)
+
+    def interfaces(self):
+        return {i.name: i for i in self.read(ADDRESSES)}
+
+    def route_to(self, addresses):
+        """address -> Route, all looked up in one command."""
+        return self.read_each(ROUTE_GET, addresses)
+
     def resolve(self, names):
-        """name -> addresses as this node resolves them (one getent for all names; exit 2
-        just means some name was not found)."""
-        from .probes.getent import parse_getent_hosts
-        return self.read(quote("getent", "hosts", *names), parse_getent_hosts, ok_exit=(0, 2))
+        """name -> addresses as this node resolves them (one getent for all names)."""
+        return self.read(GETENT_HOSTS, names=list(names))
 
     def ping(self, targets, count: int = 3):
-        from .probes.ping import parse_ping_batch, ping_batch_command
-        # the loop exits as its last ping did (1: no reply, 2: an error): each target is judged
-        # from its own part of the output, never the loop's exit status
-        return self.read(ping_batch_command(targets, count), parse_ping_batch, ok_exit=(0, 1, 2),
-                         timeout=30 + 2 * len(targets) * count)
+        targets = list(targets)
+        return self.read(PING_BATCH, timeout=30 + 2 * len(targets) * count, targets=targets, count=count)
 
     def bonding(self, bond: str = "bond0"):
-        from .probes.bonding import parse_bonding
-        # RACKPROOF_PROC: where a simulated node shows its /proc views (a namespace cannot add
-        # files to /proc); unset on real nodes. The 802.3ad details (aggregator, partner) are
-        # shown to root only: sudo when allowed.
-        path = f'"${{RACKPROOF_PROC:-/proc}}"/net/bonding/{quote(bond)}'
-        return self.read(f"sudo -n cat {path} 2>/dev/null || cat {path}", parse_bonding)
+        return self.read(BONDING, bond=bond)
 
     def rdma_links(self):
-        from .probes.ibdev2netdev import parse_ibdev2netdev
-        return {m.netdev: m for m in self.read("ibdev2netdev", parse_ibdev2netdev)}
+        return {m.netdev: m for m in self.read(IBDEV2NETDEV)}
 
     def hostname(self) -> str:
-        return self.read("hostname", lambda out: out.strip())
+        return self.read(HOSTNAME)
 
     def login_name(self) -> str:
-        return self.read("id -un", lambda out: out.strip())
+        return self.read(LOGIN)
 
 
 _SECTION = "### rackproof-section "
 _SECTION_SPLIT = re.compile(r"^" + re.escape(_SECTION) + r"(\S+)\n(.*?)(?=^" + re.escape(_SECTION) + r"|\Z)",
                             re.M | re.S)
-
-
-def section(label: str) -> str:
-    """A shell command marking where the output for `label` starts (see Host.parse_sections)."""
-    return f"echo {quote(_SECTION + str(label))}"
+SECTION = Probe("section marker", "marks where the next command's output starts in a batch", "echo {marker}")
+BATCH = Probe("batch", "several probes one after the other in one round trip", "{commands}", str)
+BACKGROUND = Probe("in the background", "one of several clients started at once, its output kept in a temporary folder",
+                   '{command} >"$t/{index}" 2>&1 &')
+SHOW = Probe("show", "what that client printed", 'cat "$t/{index}"')
+AT_ONCE = Probe("at once", "several clients at the same time, then what each printed; the folder is removed",
+                't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str)
 
 
 def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None = None,

@@ -12,51 +12,56 @@ from contextlib import ExitStack, contextmanager
 from typing import Iterator, Sequence
 
 from . import bondhash
-from .host import Host, ProbeFailed, section
-from .probes.iperf import IperfResult, parse_iperf3
-from .remote import quote
+from .host import Host, ProbeFailed
+from .probe import Command, Probe
+from .probes import ParseError
+from .probes.iperf import IPERF3_CLIENT, IPERF3_FROM_PORT, IPERF3_SERVER, WARM_UP_SECONDS, IperfResult
+from .probes.perftest import IB_WRITE_BW, IB_WRITE_BW_SERVER
 
 PORTS = range(5201, 5300)
 SERVER_TRIES = 3
-# iperf3 -O: the first second is sent but not counted. It holds TCP's slow start (and on the
-# simulated rack the bond's first choice of lane, see sim/bond.py), which made short runs vary.
-WARM_UP_SECONDS = 1
+
+# The server in the background, bounded by `timeout`; its pid once it listens on the port
+# (50 x 0.1 s), or exit 1 when it died or never listened (the port is taken: try another).
+START_SERVER = Probe(
+    "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens",
+    "setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
+    "for i in $(seq 50); do ss -Hltn {filter} | grep -q . && {{ echo $pid; exit 0; }}; "
+    "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15)
+STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
+                    "kill {pid} 2>/dev/null; true", timeout=10)
 
 
-def _start_server(host: Host, argv: list[str], port: int, lifetime: float) -> int:
-    """Start `argv` in the background on host, wait until it listens on `port`, return its pid."""
-    command = (
-        f"setsid timeout {lifetime:g} {quote(*argv)} >/dev/null 2>&1 </dev/null & pid=$!; "
-        f"for i in $(seq 50); do ss -Hltn 'sport = :{port}' | grep -q . && {{ echo $pid; exit 0; }}; "
-        f"kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1")
-    result = host.run(command, timeout=15)
+def _start_server(host: Host, command: Command, port: int, lifetime: float) -> int:
+    """Start `command` in the background on host, wait until it listens on `port`, return its pid."""
+    result = host.run(START_SERVER, lifetime=f"{lifetime:g}", server=command, filter=f"sport = :{port}")
     if not result.ok:
         raise ProbeFailed(host.name, result, f"could not start a server listening on port {port}")
     return int(result.stdout.split()[-1])
 
 
 @contextmanager
-def server(host: Host, argv_for_port, lifetime: float, tries: int = SERVER_TRIES,
+def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TRIES,
            ports: Sequence[int] | None = None) -> Iterator[int]:
-    """A server started from argv_for_port(port) on a free port (the first of `ports` that is,
-    else of `tries` random ones); yields the port, always stopped."""
+    """A server started from command_for_port(port) on a free port (the first of `ports` that
+    is, else of `tries` random ones); yields the port, always stopped."""
     last: ProbeFailed | None = None
     for port in ports or random.sample(PORTS, tries):
         try:
-            pid = _start_server(host, argv_for_port(port), port, lifetime)
+            pid = _start_server(host, command_for_port(port), port, lifetime)
         except ProbeFailed as e:  # port taken by someone else: try another
             last = e
             continue
         try:
             yield port
         finally:
-            host.run(f"kill {pid} 2>/dev/null; true", timeout=10)
+            host.run(STOP_SERVER, pid=pid)
         return
     raise last
 
 
 def _iperf3_server(address: str):
-    return lambda port: ["iperf3", "-s", "-1", "-B", address, "-p", str(port)]
+    return lambda port: IPERF3_SERVER.command(address=address, port=port)
 
 
 def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds: int = 5, *,
@@ -73,11 +78,8 @@ def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds
         return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
     lifetime = seconds + WARM_UP_SECONDS + 30
     with server(receiver, _iperf3_server(address), lifetime=lifetime) as port:
-        return sender.read(
-            quote("iperf3", "-c", address, "-p", str(port), "-t", str(seconds), "-O", str(WARM_UP_SECONDS),
-                  "-P", str(streams), "-J"),
-            parse_iperf3, ok_exit=(0, 1),  # iperf3 -J exits 1 on errors and says why in its JSON
-            timeout=lifetime)
+        return sender.read(IPERF3_CLIENT, timeout=lifetime, address=address, port=port, seconds=seconds,
+                           streams=streams)
 
 
 def one_stream_attempts(sender: Host, receiver: Host, address: str, floor_bps: float, seconds: int
@@ -102,15 +104,11 @@ def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: i
                   for i in range(streams)]
         cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
                                                             len(sender.spec.bond.lanes), attempt))
-        labels = [f"iperf3:{cport}->{address}:{dport}" for cport, dport in zip(cports, dports)]
-        clients = [quote("iperf3", "-c", address, "-p", str(dport), "--cport", str(cport), "-t", str(seconds),
-                         "-O", str(WARM_UP_SECONDS), "-J")
-                   for cport, dport in zip(cports, dports)]
-        out = sender.read(
-            "t=$(mktemp -d); " + " ".join(f'{client} >"$t/{k}" 2>&1 &' for k, client in enumerate(clients))
-            + " wait; " + "; ".join(f'{section(label)}; cat "$t/{k}"' for k, label in enumerate(labels))
-            + '; rm -rf "$t"', str, timeout=lifetime)
-    return _together(list(sender.parse_sections(out, labels, parse_iperf3).values()))
+        clients = {f"iperf3:{cport}->{address}:{dport}":
+                   IPERF3_FROM_PORT.command(address=address, port=dport, client_port=cport, seconds=seconds)
+                   for cport, dport in zip(cports, dports)}
+        results = sender.read_at_once(clients, IPERF3_FROM_PORT.parser, timeout=lifetime)
+    return _together(list(results.values()))
 
 
 def _together(results: list[IperfResult]) -> IperfResult:
@@ -130,17 +128,10 @@ def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index
     NVIDIA measures a Spark's QSFP port: one run per logical interface, added up.
     `links`: (sender's, receiver's) CX7 interface per link; results in that order. `gid_index`:
     NVIDIA's playbook uses 3, the RoCE v2 GID of the interface's IPv4 address on a DGX Spark."""
-    from contextlib import ExitStack
-
-    from .probes import ParseError
-    from .probes.perftest import parse_ib_write_bw
-
-    def perftest(device: str) -> list[str]:
-        return ["ib_write_bw", "-d", device, "-x", str(gid_index), "-F", "--report_gbits", "-D", str(seconds)]
 
     def parse(text: str):
         try:
-            return parse_ib_write_bw(text)
+            return IB_WRITE_BW.parser(text)
         except ParseError as e:
             if e.reason != "no result row":
                 raise
@@ -150,17 +141,17 @@ def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index
                              "address on one of the nodes (show_gids lists each device's GIDs)", text) from None
 
     with ExitStack() as stack:
-        ports = [stack.enter_context(server(receiver, lambda port, d=dst.rdma_device: perftest(d) + ["-p", str(port)],
-                                            lifetime=seconds + 30))
+        ports = [stack.enter_context(server(
+                     receiver, lambda port, d=dst.rdma_device: IB_WRITE_BW_SERVER.command(
+                         device=d, gid_index=gid_index, seconds=seconds, port=port),
+                     lifetime=seconds + 30))
                  for _, dst in links]
-        commands = [quote(*perftest(src.rdma_device), "-p", str(port), dst.address.split("/")[0])
-                    for (src, dst), port in zip(links, ports)]
-        clients = " ".join(f"{command} >\"$t/{i}\" 2>&1 &" for i, command in enumerate(commands))
-        shows = "; ".join(f"{section(str(i))}; cat \"$t/{i}\"" for i in range(len(links)))
-        out = sender.read(f"t=$(mktemp -d); {clients} wait; {shows}; rm -rf \"$t\"", str, timeout=seconds + 30)
+        clients = {str(i): IB_WRITE_BW.command(device=src.rdma_device, gid_index=gid_index, seconds=seconds, port=port,
+                                               address=dst.address.split("/")[0])
+                   for i, ((src, dst), port) in enumerate(zip(links, ports))}
 
-    def describe(label: str) -> str:
-        src, dst = links[int(label)]
-        return f"{commands[int(label)]} (from {src.name} to {receiver.name} {dst.name})"
+        def describe(label: str) -> str:
+            src, dst = links[int(label)]
+            return f"{clients[label]} (from {src.name} to {receiver.name} {dst.name})"
 
-    return list(sender.parse_sections(out, [str(i) for i in range(len(links))], parse, describe).values())
+        return list(sender.read_at_once(clients, parse, timeout=seconds + 30, describe=describe).values())

@@ -34,12 +34,14 @@ from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get
 from rackproof.probes.iperf import IperfResult, parse_iperf3
 from rackproof.probes.jetson import L4TRelease, PowerMode, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel
 from rackproof.probes.nccl import NcclResult, parse_nccl
+from rackproof.probes.netplan import FileMode, parse_file_list, parse_mode_owner
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping, parse_ping_batch
 from rackproof.probes.sockets import parse_ss_listen, scope
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.sshcheck import classify_ssh_failure
+from rackproof.probes.system import parse_one_word
 from selftests.robustness import (
     adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples, value_or_parse_error)
 
@@ -100,6 +102,9 @@ PARSERS = [
     Parser(parse_dpkg_versions, dict, samples("dpkg_query_*")),
     Parser(parse_nvpmodel, PowerMode, samples("nvpmodel_*")),
     Parser(parse_nccl, NcclResult, samples("nccl_*")),
+    Parser(parse_mode_owner, (FileMode, type(None)), samples("stat_*")),
+    Parser(parse_file_list, tuple, samples("grep_l_*")),
+    Parser(parse_one_word, str, samples("hostname_*", "id_un_*"), check=lambda word: word and not word.isspace()),
     Parser(parse_nvidia_smi_query, tuple, samples("nvidia_smi_*"),
            args=st.tuples(st.lists(st.sampled_from(GPU_FIELDS) | st.text(max_size=8), min_size=1, max_size=7)),
            fixed_args=(["name", "memory.total"],)),

@@ -1,9 +1,8 @@
 """The plugin is loaded by its pytest11 entry point: its options are known wherever pytest runs,
-and `--inventory PATH` (space form) runs the same suite as `--inventory=PATH`.
-
-(pytest settles its rootdir and ini file before it loads entry-point plugins, taking an unknown
-option's value for a test path: a file outside the checkout given in the space form still moves
-the rootdir away from the repo's pytest.ini. docs/architecture.md says so; use the `=` form there.)"""
+and `--inventory PATH` (space form) runs the same suite as `--inventory=PATH`, also for a file
+outside the checkout (pytest settles its rootdir before it loads the plugin and takes the path
+for a test path; the plugin starts the same command again in the `=` form, see
+options.join_path_values)."""
 
 import shutil
 import subprocess
@@ -37,6 +36,23 @@ def test_the_space_form_runs_what_the_equals_form_runs(tmp_path):
     inventory = "examples/replay/thor5-healthy/cluster.toml"
     equals_form = collected(REPO, f"--inventory={inventory}", "--step", "3")
     assert collected(REPO, "--inventory", inventory, "--step", "3") == equals_form
+
+
+def test_the_space_form_with_a_file_outside_the_checkout(tmp_path):
+    elsewhere = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
+    equals_form = collected(REPO, f"--inventory={elsewhere}", "--step", "3")
+    assert len(equals_form) == 19  # steps 1-3 of the healthy shelf: links, lanes, addresses
+    assert collected(REPO, "--inventory", str(elsewhere), "--step", "3") == equals_form
+    assert collected(tmp_path, "--inventory", str(elsewhere), "--step", "3",
+                     *(str(REPO / f) for f in SUITE)) == equals_form
+
+
+def test_pytest_main_in_another_program_is_told_the_form_to_write(tmp_path):
+    elsewhere = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
+    program = f"import pytest, sys; sys.exit(pytest.main(['--collect-only', '--inventory', {str(elsewhere)!r}]))"
+    proc = subprocess.run([sys.executable, "-c", program], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert f"write --inventory={elsewhere} (with '=')" in proc.stderr
 
 
 def test_from_another_folder_the_suite_is_named_by_its_folders(tmp_path):

@@ -3,7 +3,7 @@
 Public: nv_tegra_release_R36.4.7 (Orin, JetPack 6.2) and R38.2.0 (Thor, JetPack 7),
 dpkg_query_show_nvidia-l4t-core_jp511 (default `dpkg-query --show`), nvpmodel_q_* (plain and
 --verbose). Local (dpkg 1.21, Debian 12): dpkg_query_local_debian12_bash_libc6.txt is
-`dpkg_query_command(["bash", "nvidia-jetpack", "libc6"])`; the *_admindir_* and *_default_format_*
+`DPKG_VERSIONS.command(packages=["bash", "nvidia-jetpack", "libc6"])`; the *_admindir_* and *_default_format_*
 files are dpkg-query run with --admindir on a status file holding nvidia-jetpack installed,
 tensorrt removed with config files left ("rc") and nvidia-l4t-core on hold ("hi").
 """
@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.jetson import (
-    L4TRelease, PowerMode, dpkg_query_command, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel,
+    L4TRelease, PowerMode, DPKG_VERSIONS, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel,
     render_dpkg_versions, render_nv_tegra_release, render_nvpmodel)
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -76,11 +76,11 @@ def test_dpkg_nothing_installed():
     assert parse_dpkg_versions("") == {}
 
 
-def test_dpkg_query_command():
-    assert dpkg_query_command(["nvidia-jetpack", "tensorrt"]) == (
+def test_dpkg_versions_command():
+    assert DPKG_VERSIONS.command(packages=["nvidia-jetpack", "tensorrt"]) == (
         "dpkg-query -W -f '${Package}\\t${db:Status-Abbrev}\\t${Version}\\n' nvidia-jetpack tensorrt")
     with pytest.raises(ValueError):
-        dpkg_query_command(["--admindir=/tmp"])
+        DPKG_VERSIONS.command(packages=["--admindir=/tmp"])
 
 
 @pytest.mark.parametrize("text", ["dpkg-query: no packages found matching tensorrt\n",

@@ -2,7 +2,7 @@
 loopback, and throwaway network namespaces joined by a veth pair (a tbf qdisc on the far end
 for partial loss, a target without ARP answer for "+N errors", a static neighbour entry that
 never answers for a silent 100% loss, no route for "Network is unreachable"). The batch sample
-is `ping_batch_command(["thor-2", "10.255.255.3", "thor-9", "fd00::1"])` run in such a namespace.
+is `PING_BATCH.command(targets=["thor-2", "10.255.255.3", "thor-9", "fd00::1"], count=3)` run in such a namespace.
 """
 
 import shutil
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.ping import PingResult, parse_ping, parse_ping_batch, ping_batch_command
+from rackproof.probes.ping import PingResult, parse_ping, parse_ping_batch, PING_BATCH
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -50,7 +50,7 @@ def test_batch_sample():
 
 
 def test_batch_command_is_quoted():
-    command = ping_batch_command(["thor-1", "a;b", "10.10.0.12"], count=5)
+    command = PING_BATCH.command(targets=["thor-1", "a;b", "10.10.0.12"], count=5)
     assert command == ("for t in thor-1 'a;b' 10.10.0.12; do echo \"### rackproof-ping $t\"; "
                        "LC_ALL=C ping -c 5 -W 1 -i 0.2 \"$t\" 2>&1; done")
 
@@ -58,12 +58,12 @@ def test_batch_command_is_quoted():
 @pytest.mark.parametrize("targets, count", [([], 3), (["-f"], 3), ([""], 3), (["a b"], 3), (["a"], 0)])
 def test_batch_command_refuses(targets, count):
     with pytest.raises(ValueError):
-        ping_batch_command(targets, count)
+        PING_BATCH.command(targets=targets, count=count)
 
 
 @pytest.mark.skipif(shutil.which("ping") is None, reason="no ping here")
 def test_batch_command_runs_on_loopback():
-    command = ping_batch_command(["127.0.0.1", "::1"], count=2)
+    command = PING_BATCH.command(targets=["127.0.0.1", "::1"], count=2)
     output = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=20).stdout
     results = parse_ping_batch(output)
     assert {target: (r.transmitted, r.received) for target, r in results.items()} == {

@@ -7,7 +7,7 @@ import pytest
 from rackproof import capabilities, serving
 from rackproof.explain import mismatch
 from rackproof.measure import Expectation
-from rackproof.probes.agent import parse_agent_process
+from rackproof.probes.agent import PROCESSES
 
 pytestmark = pytest.mark.step(6)
 
@@ -20,7 +20,7 @@ def agent_url(inventory) -> str:
 
 @AGENT_CAPABILITY
 def test_agent_routes_exactly_the_inventory_engines(agent, inventory):
-    process = agent.read("ps -eo pid=,args=", lambda out: parse_agent_process(out, inventory.agent.process))
+    process = agent.read(PROCESSES, program=inventory.agent.process)
     assert process, (f"{agent.name}: no {inventory.agent.process} process is running. Usual cause: it was not "
                      "started, or exited (a bad --engine argument, the port already taken)")
     found = dict(process.engines)

@@ -6,7 +6,7 @@ import pytest
 from rackproof import capabilities, serving
 from rackproof.explain import mismatch
 from rackproof.measure import Expectation
-from rackproof.probes.sockets import parse_ss_listen, scope
+from rackproof.probes.sockets import LISTENING, scope
 
 pytestmark = pytest.mark.step(5)
 
@@ -19,7 +19,7 @@ def _serving_capability(engine, guards):
 def test_engine_listens_on_its_cluster_address(engine, inventory):
     expected = inventory.engine_listen(engine.spec)
     port = engine.spec.port
-    listeners = [l for l in engine.host.read("ss -Hltn", parse_ss_listen) if l.port == port]
+    listeners = [l for l in engine.host.read(LISTENING) if l.port == port]
     addresses = sorted({l.local_address for l in listeners})
     assert listeners, (f"{engine.where}: nothing listens on port {port} of {engine.host.name}. Usual cause: the "
                        "engine server is not running (crashed while loading, or never started)")

@@ -3,8 +3,8 @@
 import pytest
 
 from rackproof.capabilities import VERSIONS
-from rackproof.probes.jetson import dpkg_query_command, parse_dpkg_versions, parse_nv_tegra_release
-from rackproof.probes.nvidia_smi import parse_nvidia_smi_banner
+from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
+from rackproof.probes.nvidia_smi import NVIDIA_SMI
 from rackproof.versions import version_mismatch
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
 def test_same_l4t_release(every_node, inventory):
     found = {}
     for host in every_node:
-        release = host.read("cat /etc/nv_tegra_release", parse_nv_tegra_release)
+        release = host.read(NV_TEGRA_RELEASE)
         found[host.name] = f"{release.release}.{release.revision}"
     problem = version_mismatch("L4T release (/etc/nv_tegra_release)", found, inventory.expect.l4t_release,
                                "install the same JetPack release on every Thor (an Edge-LLM engine is built "
@@ -27,7 +27,7 @@ def test_same_l4t_release(every_node, inventory):
 def test_same_package_version(every_node, inventory, package, pin):
     found = {}
     for host in every_node:
-        versions = host.read(dpkg_query_command([package]), parse_dpkg_versions, ok_exit=(0, 1))
+        versions = host.read(DPKG_VERSIONS, packages=[package])
         found[host.name] = versions.get(package, "not installed")
     problem = version_mismatch(f"{package} version (dpkg)", found, getattr(inventory.expect, pin),
                                "update JetPack on the odd node (then rebuild its engines there)")
@@ -36,7 +36,7 @@ def test_same_package_version(every_node, inventory, package, pin):
 
 @pytest.mark.platform("spark")
 def test_same_gpu_driver_and_cuda(every_node, inventory):
-    banners = {h.name: h.read("nvidia-smi", parse_nvidia_smi_banner) for h in every_node}
+    banners = {h.name: h.read(NVIDIA_SMI) for h in every_node}
     problems = [
         version_mismatch("GPU driver (nvidia-smi)", {n: b.driver_version for n, b in banners.items()},
                          inventory.expect.driver_version, "update DGX OS on the odd node"),

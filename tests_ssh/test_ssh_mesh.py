@@ -4,8 +4,7 @@ import pytest
 
 from rackproof.capabilities import SSH_MESH
 from rackproof.explain import mismatch
-from rackproof.probes.sshcheck import classify_ssh_failure
-from rackproof.remote import quote
+from rackproof.probes.sshcheck import SSH_HOSTNAME, classify_ssh_failure
 
 
 pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
@@ -14,8 +13,7 @@ pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
 @pytest.mark.step(4)
 def test_passwordless_ssh(pair, inventory):
     timeout = inventory.ssh.connect_timeout
-    result = pair.src.run(quote("ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={timeout:g}",
-                                pair.dst.spec.ssh_name, "hostname"), timeout=timeout * 3)
+    result = pair.src.run(SSH_HOSTNAME, timeout=timeout * 3, seconds=f"{timeout:g}", peer=pair.dst.spec.ssh_name)
     assert result.ok, (
         f"{pair.where}: `ssh -o BatchMode=yes {pair.dst.spec.ssh_name} hostname` run on {pair.src.name} as "
         f"{inventory.cluster.user} failed (exit {result.exit_status}): "

@@ -32,6 +32,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    options.join_path_values(early_config, parser)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     # first: pytest-html and junitxml read htmlpath and xmlpath in their own pytest_configure
     options.load(config)

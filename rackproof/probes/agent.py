@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from . import ParseError
+from rackproof.probe import Probe
 
 TOOL = "ps"
 # ASCII digits, bounded: str.isdigit() also takes "²", which int() refuses, and int() refuses
@@ -63,3 +64,7 @@ def _options(words: list[str]) -> dict[str, list[str]]:
             options.setdefault(name, []).append(value)
         i += 1
     return options
+
+
+PROCESSES = Probe("ps", "the agent's process and its --engine arguments", "ps -eo pid=,args=",
+                  parse_agent_process, ("program",))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from . import ParseError
 from ._text import int_value
 from .ethtool import split_key_value
+from rackproof.probe import Probe
 
 TOOL = "/proc/net/bonding"
 
@@ -261,3 +262,11 @@ def _render_slave(info: BondInfo, slave: BondSlave, number: int) -> list[str]:
 
 def _churn(port_state: int | None) -> str:
     return "none" if lacp_not_carrying(port_state) is None else "churned"
+
+
+# RACKPROOF_PROC: where a simulated node shows its /proc views (a namespace cannot add files to
+# /proc); unset on real nodes. The 802.3ad details (aggregator, partner) are shown to root only:
+# sudo when allowed.
+BONDING = Probe("bonding", "a bond's mode, hash policy, members, aggregators and LACP partner",
+                'sudo -n cat "${{RACKPROOF_PROC:-/proc}}"/net/bonding/{bond} 2>/dev/null '
+                '|| cat "${{RACKPROOF_PROC:-/proc}}"/net/bonding/{bond}', parse_bonding)

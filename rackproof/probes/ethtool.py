@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import int_value
+from rackproof.probe import Probe
 
 TOOL = "ethtool"
 
@@ -163,3 +164,8 @@ def _render_link_modes(label: str, modes: tuple[str, ...]) -> list[str]:
     column = 24
     first, *rest = modes or (_NOT_REPORTED,)
     return [f"\t{label:<{column}}{first}"] + [f"\t{'':<{column}}{mode}" for mode in rest]
+
+
+# ethtool exits 75/76 on some drivers without root yet prints what we need: parse anyway
+ETHTOOL = Probe("ethtool", "a lane's speed, duplex, port and link", "LC_ALL=C ethtool {interface}",
+                parse_ethtool, ("interface",), ok_exit=(0, 75, 76))

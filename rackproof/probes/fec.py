@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from . import ParseError
 from ._text import int_value, json_field, load_json
 from .ethtool import interface_block, split_key_value
+from rackproof.probe import Probe
 
 TOOL = "ethtool --show-fec"
 
@@ -107,3 +108,7 @@ def render_fec(info: FecInfo) -> str:
         lines.append("Statistics:")
         lines += [f"  {key}: {value}" for key, value in counters]
     return "\n".join(lines) + "\n"
+
+
+FEC = Probe("ethtool --show-fec", "a lane's configured and active FEC", "LC_ALL=C ethtool --show-fec {interface}",
+            parse_fec, ("interface",))

@@ -8,6 +8,7 @@ is not found prints nothing (exit status 2), so it is simply absent from the res
 import ipaddress
 
 from . import ParseError
+from rackproof.probe import Probe
 
 TOOL = "getent"
 
@@ -34,3 +35,8 @@ def parse_getent_hosts(text: str) -> dict[str, tuple[str, ...]]:
         for name in names:
             resolved.setdefault(name, {})[address] = None
     return {name: tuple(addresses) for name, addresses in resolved.items()}
+
+
+# exit 2: some name was not found (the others are still listed)
+GETENT_HOSTS = Probe("getent hosts", "how the node resolves names (/etc/hosts, DNS)", "getent hosts {names}",
+                     parse_getent_hosts, ok_exit=(0, 2))

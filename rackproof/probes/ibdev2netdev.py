@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
+from rackproof.probe import Probe
 
 TOOL = "ibdev2netdev"
 
@@ -39,3 +40,7 @@ def parse_ibdev2netdev(text: str) -> tuple[RdmaMap, ...]:
 
 def render_ibdev2netdev(maps: tuple[RdmaMap, ...]) -> str:
     return "".join(f"{m.device} port {m.port} ==> {m.netdev} ({'Up' if m.up else 'Down'})\n" for m in maps)
+
+
+IBDEV2NETDEV = Probe("ibdev2netdev", "which RDMA device and port each CX7 interface is, and its state",
+                     "ibdev2netdev", parse_ibdev2netdev)

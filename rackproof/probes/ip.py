@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import json_field, load_json
+from rackproof.probe import Probe
 
 TOOL = "ip"
 
@@ -90,3 +91,8 @@ def parse_ip_route_get(json_text: str) -> Route:
         gateway=json_field(TOOL, route, "gateway", str, json_text, optional=True),
         type=json_field(TOOL, route, "type", str, json_text, optional=True) or "unicast",
     )
+
+
+ADDRESSES = Probe("ip addr", "every interface: state, MAC, MTU, addresses", "ip -j addr", parse_ip_addr)
+ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes to an address",
+                  "ip -j route get {address}", parse_ip_route_get)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import iperf3
 
 from . import ParseError
+from rackproof.probe import Probe
 
 TOOL = "iperf3"
 # Figures above these are not a measurement but damage: no link of this decade carries a
@@ -171,3 +172,17 @@ def _string(value, name: str, text: str) -> str:
     if not isinstance(value, str):
         raise ParseError(TOOL, f"{name} is not a string: {value!r}", text)
     return value
+
+
+# -1: one test, then exit
+IPERF3_SERVER = Probe("iperf3 server", "receives one test on one address and port",
+                      "iperf3 -s -1 -B {address} -p {port}")
+# -O: the first second is sent but not counted. It holds TCP's slow start (and on the simulated
+# rack the bond's first choice of lane, see sim/bond.py), which made short runs vary.
+WARM_UP_SECONDS = 1
+IPERF3_CLIENT = Probe("iperf3", "TCP throughput to a server: sums and every stream (-J)",
+                      f"iperf3 -c {{address}} -p {{port}} -t {{seconds}} -O {WARM_UP_SECONDS} -P {{streams}} -J",
+                      parse_iperf3, ok_exit=(0, 1))  # iperf3 -J exits 1 on errors and says why in its JSON
+IPERF3_FROM_PORT = Probe("iperf3 --cport", "one TCP stream from a chosen client port (a bond's lane)",
+                         f"iperf3 -c {{address}} -p {{port}} --cport {{client_port}} -t {{seconds}} -O {WARM_UP_SECONDS} -J",
+                         parse_iperf3)

@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass
 
 from . import ParseError
+from rackproof.probe import Probe
 
 TOOL_RELEASE = "nv_tegra_release"
 TOOL_DPKG = "dpkg-query"
@@ -64,13 +65,10 @@ def render_nv_tegra_release(release: L4TRelease, gcid: str = "41844464",
 DPKG_QUERY_FORMAT = r"${Package}\t${db:Status-Abbrev}\t${Version}\n"
 
 
-def dpkg_query_command(packages) -> str:
-    """`dpkg-query -W` for the packages. A package dpkg never heard of prints nothing on
-    stdout ("dpkg-query: no packages found matching X" on stderr, exit status 1)."""
-    packages = list(packages)
+def _check_packages(values: dict) -> None:
+    packages = list(values["packages"])
     if not packages or any(not p or p.startswith("-") for p in packages):
         raise ValueError(f"not package names: {packages!r}")
-    return f"dpkg-query -W -f {shlex.quote(DPKG_QUERY_FORMAT)} {' '.join(shlex.quote(p) for p in packages)}"
 
 
 def parse_dpkg_versions(text: str) -> dict[str, str]:
@@ -133,3 +131,12 @@ def parse_nvpmodel(text: str) -> PowerMode:
 
 def render_nvpmodel(mode: PowerMode) -> str:
     return f"NV Power Mode: {mode.name}\n{mode.id}\n"
+
+
+NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "cat /etc/nv_tegra_release",
+                         parse_nv_tegra_release)
+# A package dpkg never heard of prints nothing on stdout ("dpkg-query: no packages found
+# matching X" on stderr) and makes the exit status 1; the others are still listed.
+DPKG_VERSIONS = Probe("dpkg-query", "installed versions of packages (JetPack, TensorRT)",
+                      "dpkg-query -W -f " + shlex.quote(DPKG_QUERY_FORMAT).replace("{", "{{").replace("}", "}}")
+                      + " {packages}", parse_dpkg_versions, ok_exit=(0, 1), check=_check_packages)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import finite_float
+from rackproof.probe import Probe
 
 TOOL = "nccl-tests"
 
@@ -208,3 +209,10 @@ def _fit(value: float, width: int) -> str:
         if len(formatted) <= width:
             return formatted
     return ("%*.1e" if width >= 7 else "%*.0e") % (width, value)
+
+
+# NVIDIA's sizes for the Spark playbook's test: 1 GB to 4 GB, doubling, one GPU per rank
+NCCL_TEST = Probe("mpirun nccl-tests", "bus bandwidth of one NCCL collective across the nodes over CX7",
+                  "mpirun -np {ranks} -H {hosts} --mca btl_tcp_if_include {interface} "
+                  "-x NCCL_SOCKET_IFNAME={interface} -x NCCL_DEBUG=WARN {test} -b 1G -e 4G -f 2 -g 1",
+                  parse_nccl, timeout=300)

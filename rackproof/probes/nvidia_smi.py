@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
+from rackproof.probe import Probe
 
 TOOL = "nvidia-smi"
 
@@ -122,3 +123,7 @@ def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12
         wide,
     ]
     return "\n".join(lines) + "\n"
+
+
+NVIDIA_SMI = Probe("nvidia-smi", "the GPU driver and CUDA versions (the banner)", "nvidia-smi",
+                   parse_nvidia_smi_banner)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import finite_float
+from rackproof.probe import Probe
 
 TOOL = "ib_write_bw"
 
@@ -132,3 +133,10 @@ def _row(result: PerftestResult) -> str:
                 f"            {result.bw_average:<7.6f}            {result.msg_rate:<7.6f}")
     return (f" {result.bytes:<7d}    {result.iterations:<10d}       {result.bw_peak:<7.2f}"
             f"            {result.bw_average:<7.2f}              {result.msg_rate:<7.6f}")
+
+
+IB_WRITE_BW_SERVER = Probe("ib_write_bw server", "receives RDMA writes on one RoCE device",
+                           "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port}")
+IB_WRITE_BW = Probe("ib_write_bw", "RDMA write bandwidth over one CX7 link (perftest)",
+                    "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port} {address}",
+                    parse_ib_write_bw)

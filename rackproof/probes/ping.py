@@ -5,10 +5,10 @@ where each ping's output starts, `parse_ping_batch` splits it again.
 """
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from . import ParseError
+from rackproof.probe import Probe
 from ._text import finite_float, int_value
 
 TOOL = "ping"
@@ -97,22 +97,16 @@ def _failure(text: str, target: str | None) -> PingResult:
     return PingResult(target, 0, 0, 100.0, None, None, None, None, error=failures[-1])
 
 
-def ping_batch_command(targets, count: int = 3) -> str:
-    """Shell command pinging every target in turn; stderr joins stdout so that an error
-    ("Name or service not known") stays under its target's marker."""
-    targets = list(targets)
+def _check_batch(values: dict) -> None:
+    """A leading '-' would be read as an option; whitespace would break the markers."""
+    targets = list(values["targets"])
     if not targets:
         raise ValueError("no targets to ping")
     for target in targets:
-        # a leading '-' would be read as an option; whitespace would break the markers
         if not target or target.startswith("-") or any(c.isspace() for c in target):
             raise ValueError(f"not a ping target: {target!r}")
-    if count < 1:
-        raise ValueError(f"count must be at least 1, not {count}")
-    return (
-        f"for t in {' '.join(shlex.quote(t) for t in targets)}; do "
-        f"echo \"{BATCH_MARKER}$t\"; LC_ALL=C ping -c {int(count)} -W 1 -i 0.2 \"$t\" 2>&1; done"
-    )
+    if not isinstance(values["count"], int) or values["count"] < 1:
+        raise ValueError(f"count must be an integer of at least 1, not {values['count']!r}")
 
 
 def parse_ping_batch(text: str) -> dict[str, PingResult]:
@@ -128,3 +122,12 @@ def parse_ping_batch(text: str) -> dict[str, PingResult]:
             raise ParseError(TOOL, "marker without a target", text)
         results[target] = parse_ping(output, target)
     return results
+
+
+# stderr joins stdout so that an error ("Name or service not known") stays under its target's
+# marker; the loop exits as its last ping did (1: no reply, 2: an error), so each target is
+# judged from its own part of the output, never the loop's exit status
+PING_BATCH = Probe("ping", "reply, loss and round trip to each target, one after the other",
+                   f'for t in {{targets}}; do echo "{BATCH_MARKER}$t"; '
+                   'LC_ALL=C ping -c {count} -W 1 -i 0.2 "$t" 2>&1; done', parse_ping_batch, ok_exit=(0, 1, 2),
+                   check=_check_batch)

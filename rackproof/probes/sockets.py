@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import int_value
+from rackproof.probe import Probe
 
 TOOL = "ss"
 
@@ -78,3 +79,6 @@ def scope(address: str) -> str:
     if ip.is_unspecified:
         return "any"
     return "loopback" if ip.is_loopback else "specific"
+
+
+LISTENING = Probe("ss", "every TCP socket listening, and on which address", "ss -Hltn", parse_ss_listen)

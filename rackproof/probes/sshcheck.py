@@ -5,6 +5,8 @@ BatchMode=yes never prompts, so a missing key shows as "Permission denied", not 
 password prompt that hangs the run.
 """
 
+from rackproof.probe import Probe
+
 OK = "no failure"
 HOST_KEY_CHANGED = "host key changed (node reinstalled? remove the old key from known_hosts)"
 HOST_KEY_UNKNOWN = "host key not in known_hosts (first connection never accepted)"
@@ -50,3 +52,8 @@ def classify_ssh_failure(exit_status: int, stderr: str) -> str:
     messages = [line.strip() for line in stderr.splitlines()
                 if line.strip() and not line.startswith("Warning: Permanently added")]
     return f"ssh failed: {messages[-1]}" if messages else "ssh failed without a message"
+
+
+# judged by its exit status and stderr (classify_ssh_failure), and by the name that answers
+SSH_HOSTNAME = Probe("ssh to a peer", "passwordless SSH from this node to a peer, and which host answers",
+                     "ssh -o BatchMode=yes -o ConnectTimeout={seconds} {peer} hostname")

@@ -1,0 +1,76 @@
+"""Every command the suite runs on a node is a probe: listed by `rackproof probes`, its values
+shell-quoted, and no check writes a command of its own."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from string import Formatter
+
+import pytest
+
+from rackproof.probe import Command, Probe, catalog
+from selftests.suite import REPO
+
+HOSTILE = "a b;$(touch /tmp/rackproof-pwned)"
+PROBES = catalog()
+
+
+def test_names_are_distinct():
+    names = [p.name for p in PROBES]
+    assert len(names) == len(set(names)) and len(names) >= 30
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=[p.name for p in PROBES])
+def test_every_value_is_quoted(probe):
+    fields = probe.fields()
+    values = {field: HOSTILE for field in fields} | {k: "x" for k in probe.parser_takes if k not in fields}
+    try:
+        command = probe.command(**values)
+    except ValueError:  # the probe refuses such a value outright (ping targets, package names)
+        return
+    quoted = "'" + HOSTILE + "'"
+    assert command.count(quoted) == sum(1 for _, field, _, _ in Formatter().parse(probe.template) if field)
+    assert HOSTILE not in command.replace(quoted, "")
+
+
+def test_only_a_probe_built_command_goes_in_as_it_is():
+    inner = Probe("inner", "", "echo {word}").command(word="it's")
+    outer = Probe("outer", "", "{command} && {text}")
+    assert outer.command(command=inner, text="it's") == "echo 'it'\"'\"'s' && 'it'\"'\"'s'"
+    assert isinstance(inner, Command)
+
+
+def test_fields_are_exactly_the_template_s():
+    probe = Probe("p", "", "ls {path}", parser=lambda out, path: out, parser_takes=("path",))
+    with pytest.raises(TypeError):
+        probe.command()
+    with pytest.raises(TypeError):
+        probe.command(path="/", other="x")
+
+
+def test_the_cli_lists_every_probe():
+    proc = subprocess.run([sys.executable, "-m", "rackproof.cli", "probes"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for probe in PROBES:
+        assert f"{probe.name}: {probe.does}" in proc.stdout
+
+
+def _commands_written_in(path: Path) -> list[str]:
+    """Calls that hand a node a command of their own: a string (or f-string) as the first
+    argument of .run / .read, and any use of remote.quote."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("run", "read"):
+            if node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr, ast.BinOp)):
+                found.append(f"{path.name}:{node.lineno}")
+        if isinstance(node, ast.Name) and node.id == "quote":
+            found.append(f"{path.name}:{node.lineno} quote")
+    return found
+
+
+def test_no_check_writes_a_shell_command():
+    files = sorted(p for folder in ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
+                   for p in (REPO / folder).glob("*.py"))
+    assert files
+    assert [c for f in files for c in _commands_written_in(f)] == []
