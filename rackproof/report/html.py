@@ -234,8 +234,9 @@ def _nodes(doc: dict) -> str:
             "facts are what the node itself reported.</p>" + _table(["node", "role", "address", "reached"] + keys + ["checks"], rows))
 
 
-def _evidence(test: dict) -> str:
-    records = test["evidence"]
+def evidence_html(records: list[dict], test_id: str) -> str:
+    """The commands a check ran, each with its exit status and output, folded under one line
+    (results.json's evidence records): in report.html and in pytest-html's page alike."""
     if not records:
         return '<div class="muted">no command ran on a node</div>'
     nodes = sorted({e["node"] for e in records})
@@ -249,7 +250,7 @@ def _evidence(test: dict) -> str:
         blocks.append(f'<div class="cmd"><div class="cmdline"><b>{escape(e["node"])}</b> $ <code>{escape(e["command"])}</code>'
                       f' <span class="muted">— {escape(status)}, {e["duration"]:.2f} s, at {when}</span></div>{out}</div>')
     total = sum(e["duration"] for e in records)
-    return (f'<details class="evidence" data-test="{escape(test["id"])}"><summary>evidence: {len(records)} command'
+    return (f'<details class="evidence" data-test="{escape(test_id)}"><summary>evidence: {len(records)} command'
             f'{"s" * (len(records) != 1)} on {escape(", ".join(nodes))}, {total:.2f} s</summary>{"".join(blocks)}</details>')
 
 
@@ -267,7 +268,7 @@ def _detail(test: dict) -> str:
     for m in test["measurements"]:
         parts.append(f'<div class="muted">{escape(m["kind"])}: {escape(m["subject"])} {m["value"]:g} {escape(m["unit"])}'
                      + (f' ({m["verdict"]})' if m["verdict"] else "") + "</div>")
-    return "".join(parts) + _evidence(test)
+    return "".join(parts) + evidence_html(test["evidence"], test["id"])
 
 
 def _checks(doc: dict) -> str:

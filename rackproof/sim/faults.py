@@ -42,7 +42,7 @@ def plant(rack, node: str, kind: str, args: list[str]) -> str:
         for f in rack.record.get("faults", []):
             if f["node"] == node and f["kind"] == kind and (f["args"] == list(args) or not args or not f["args"]):
                 raise SimError(f"{kind} is already planted on {node} ({f['target']}): heal it first")
-        target, undo, said = _PLANT[kind](rack, spec, node, list(args))
+        target, undo, said = _PLANT_AND_UNDO[kind][0](rack, spec, node, list(args))
         rack.record.setdefault("faults", []).append(
             {"node": node, "kind": kind, "args": list(args), "target": target, "undo": undo, "at": time.time()})
         rack.state.save(rack.record)
@@ -59,7 +59,7 @@ def heal(rack, node: str, kind: str, args: list[str] | None = None) -> str:
             raise SimError(f"no {kind} fault is planted on {node}")
         f = matches[-1]
         spec = None if node == "bench" else rack.node_spec(node)
-        _UNDO[kind](rack, spec, node, f["target"], f["undo"])
+        _PLANT_AND_UNDO[kind][1](rack, spec, node, f["target"], f["undo"])
         faults.remove(f)
         rack.state.save(rack.record)
     return f"healed {kind} on {node} ({f['target']})"
@@ -397,19 +397,13 @@ def _u_ssh_hang(rack, spec, node, target, undo):
         pass
 
 
-_PLANT = {
-    "lane-down": _p_lane_down, "bond-lane-down": _p_bond_lane_down, "port-at-10G": _p_port_10g,
-    "fec-mismatch": _p_fec, "ssh-key-missing": _p_ssh_key, "jetpack-mismatch": _p_jetpack,
-    "engine-down": _p_engine_down, "engine-on-loopback": _p_engine_loopback, "slow-engine": _p_slow,
-    "roce-link-down": _p_roce, "node-unreachable": _p_unreachable, "ssh-hang": _p_ssh_hang,
-    "duplicate-address": _p_duplicate_address,
-    "stalled-engine": _p_stalled,
-}
-_UNDO = {
-    "lane-down": _u_lane_down, "bond-lane-down": _u_lane_down, "port-at-10G": _u_port_10g,
-    "fec-mismatch": _u_fec, "ssh-key-missing": _u_ssh_key, "jetpack-mismatch": _u_jetpack,
-    "engine-down": _u_engine_down, "engine-on-loopback": _u_engine_loopback, "slow-engine": _u_slow,
-    "roce-link-down": _u_roce, "node-unreachable": _u_unreachable, "ssh-hang": _u_ssh_hang,
-    "duplicate-address": _u_duplicate_address,
-    "stalled-engine": _u_stalled,
+# kind -> (plant, undo)
+_PLANT_AND_UNDO = {
+    "lane-down": (_p_lane_down, _u_lane_down), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
+    "port-at-10G": (_p_port_10g, _u_port_10g), "fec-mismatch": (_p_fec, _u_fec),
+    "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),
+    "engine-down": (_p_engine_down, _u_engine_down), "engine-on-loopback": (_p_engine_loopback, _u_engine_loopback),
+    "slow-engine": (_p_slow, _u_slow), "roce-link-down": (_p_roce, _u_roce),
+    "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
+    "duplicate-address": (_p_duplicate_address, _u_duplicate_address), "stalled-engine": (_p_stalled, _u_stalled),
 }
