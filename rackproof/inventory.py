@@ -19,6 +19,7 @@ import difflib
 import ipaddress
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -402,13 +403,14 @@ class Inventory(Model):
     def lane_bps(self) -> float:
         return self.expect.lane_speed_mbps * 1e6 * self.rate_scale
 
+    def at(self, step: int) -> "ClusterAtStep":
+        """The cluster as it stands at build step `step`."""
+        return ClusterAtStep(self, step)
+
     @property
     def head(self) -> Node:
         """node_0: the first node (Cordatus: the head serves the API; workers follow in order)."""
         return self.nodes[0]
-
-    def nodes_at(self, step: int) -> list[Node]:
-        return [n for n in self.nodes if n.joins_at_step <= step]
 
     def engine_node(self, engine: Engine) -> Node:
         return self.node(engine.node)
@@ -433,28 +435,6 @@ class Inventory(Model):
         """Where the engine answers, as seen from the agent's node."""
         return f"http://{self.engine_listen(engine)}:{engine.port}"
 
-    def lanes_at(self, step: int) -> list[tuple[Node, Lane]]:
-        """The lanes that are cabled by `step`, of the nodes that have joined by then."""
-        return [(n, lane) for n in self.nodes_at(step) for lane in n.lanes
-                if lane.connected and lane.joins_at_step <= step]
-
-    def ordered_pairs_at(self, step: int) -> list[tuple[Node, Node]]:
-        nodes = self.nodes_at(step)
-        return [(a, b) for a in nodes for b in nodes if a is not b]
-
-    def bonded(self, node: Node, step: int) -> bool:
-        return node.bond is not None and node.bond.joins_at_step <= step
-
-    def cluster_interface(self, node: Node, step: int) -> str | None:
-        """Where the node's cluster address lives at `step`: the bond once it is built,
-        else the given interface, else its first cabled lane (the chapter's nmcli line)."""
-        if self.bonded(node, step):
-            return node.bond.name
-        if node.interface:
-            return node.interface
-        lanes = [lane.name for lane in node.lanes if lane.connected and lane.joins_at_step <= step]
-        return lanes[0] if lanes else None
-
     def where(self, node: Node, lane: Lane | None = None) -> str:
         """How a failure message names a place: node, interface, switch port, cable."""
         if lane is None:
@@ -467,6 +447,51 @@ class Inventory(Model):
             parts.append(f"cable {lane.cable}")
         return f"{node.name} {lane.name}" + (f" ({', '.join(parts)})" if parts else "")
 
+
+@dataclass(frozen=True)
+class ClusterAtStep:
+    """The cluster as it stands at one build step ("The order to build it"): the nodes that have
+    joined by then, their lanes cabled by then, a bond once it is built. Everything else (expect,
+    ssh, agent, engines, node(), where(), ...) is the inventory's own. Checks get this view, so
+    no check, fixture or library function takes a step of its own."""
+    inventory: Inventory
+    step: int
+
+    def __getattr__(self, name: str):
+        if name in ("inventory", "step"):   # not set yet (copy, pickle): never recurse
+            raise AttributeError(name)
+        return getattr(self.inventory, name)
+
+    @property
+    def nodes(self) -> list[Node]:
+        """The nodes that have joined (the inventory's `nodes`: every node, joined or not)."""
+        return [n for n in self.inventory.nodes if self.joined(n)]
+
+    @property
+    def lanes(self) -> list[tuple[Node, Lane]]:
+        """The lanes that are cabled by now, of the nodes that have joined by now."""
+        return [(n, lane) for n in self.nodes for lane in n.lanes if lane.connected and lane.joins_at_step <= self.step]
+
+    @property
+    def ordered_pairs(self) -> list[tuple[Node, Node]]:
+        nodes = self.nodes
+        return [(a, b) for a in nodes for b in nodes if a is not b]
+
+    def joined(self, node: Node) -> bool:
+        return node.joins_at_step <= self.step
+
+    def bonded(self, node: Node) -> bool:
+        return node.bond is not None and node.bond.joins_at_step <= self.step
+
+    def cluster_interface(self, node: Node) -> str | None:
+        """Where the node's cluster address lives now: the bond once it is built, else the
+        given interface, else its first cabled lane (the chapter's nmcli line)."""
+        if self.bonded(node):
+            return node.bond.name
+        if node.interface:
+            return node.interface
+        lanes = [lane.name for lane in node.lanes if lane.connected and lane.joins_at_step <= self.step]
+        return lanes[0] if lanes else None
 
 
 # --- rules that span fields -----------------------------------------------------------------

@@ -36,10 +36,11 @@ def test_the_documents_clusters_load():
 
 def test_steps_follow_the_order_to_build_it():
     thor = load_inventory(EXAMPLES / "thor5.toml")
-    assert [n.name for n in thor.nodes_at(3)] == ["thor-1", "thor-2"]
-    assert len(thor.lanes_at(3)) == 2 and len(thor.lanes_at(7)) == 5 and len(thor.lanes_at(8)) == 20
-    assert thor.cluster_interface(thor.node("thor-1"), 3) == "mgbe0_0"
-    assert thor.cluster_interface(thor.node("thor-1"), 8) == "bond0"
+    assert [n.name for n in thor.at(3).nodes] == ["thor-1", "thor-2"]
+    assert len(thor.at(3).lanes) == 2 and len(thor.at(7).lanes) == 5 and len(thor.at(8).lanes) == 20
+    assert thor.at(3).cluster_interface(thor.node("thor-1")) == "mgbe0_0"
+    assert thor.at(8).cluster_interface(thor.node("thor-1")) == "bond0"
+    assert thor.at(3).expect is thor.expect and thor.at(3).node("thor-5") is thor.node("thor-5")
 
 
 def test_expectations_can_be_overridden_in_the_file():

@@ -21,7 +21,7 @@ def record(name, params, outcome, text=""):
 
 def build(inventory, records, step=9):
     tests = [entry_for(r, inventory, [], TODAY) for r in records]
-    return topology.build(inventory, step, tests, {}, {})
+    return topology.build(inventory.at(step), tests, {}, {})
 
 
 def element(svg, tag_class, **data):

@@ -14,9 +14,9 @@ def test_hostname_is_the_inventory_name(node):
                                         f"set it once with: sudo hostnamectl set-hostname {node.name}")
 
 
-def test_cluster_address_on_the_cluster_interface(cluster_node, inventory, step):
+def test_cluster_address_on_the_cluster_interface(cluster_node, inventory):
     spec = cluster_node.spec
-    expected_iface = inventory.cluster_interface(spec, step)
+    expected_iface = inventory.cluster_interface(spec)
     interfaces = cluster_node.interfaces()
     holders = {i.name: a for i in interfaces.values() for a in i.addresses if a.local == spec.ip}
     assert holders, mismatch(spec.name, "cluster address", f"{spec.address} on {expected_iface}", "it on no interface",
@@ -33,8 +33,8 @@ def test_cluster_address_on_the_cluster_interface(cluster_node, inventory, step)
         "a DHCP/dynamic address", "the cluster network has no router: set the address by hand")
 
 
-def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory, step):
-    peers = [n for n in inventory.nodes_at(step) if n.address]
+def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory):
+    peers = [n for n in inventory.nodes if n.address]
     resolved = cluster_node.resolve([n.name for n in peers])
     wrong = {n.name: resolved.get(n.name, ()) for n in peers if n.ip not in resolved.get(n.name, ())}
     assert not wrong, (
@@ -45,9 +45,9 @@ def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory, ste
           "address is listed first")
 
 
-def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, inventory, step):
-    expected = inventory.cluster_interface(cluster_node.spec, step)
-    peers = [n for n in inventory.nodes_at(step) if n.address and n.name != cluster_node.name]
+def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, inventory):
+    expected = inventory.cluster_interface(cluster_node.spec)
+    peers = [n for n in inventory.nodes if n.address and n.name != cluster_node.name]
     routes = cluster_node.route_to([p.ip for p in peers])
     wrong = {p.name: routes[p.ip] for p in peers if routes[p.ip].dev != expected}
     assert not wrong, (
@@ -58,10 +58,10 @@ def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, invent
           "for 10.10.0.0/24 points at the house port")
 
 
-def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory, step):
+def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory):
     mtus = {}
     for host in cluster_network:
-        iface = inventory.cluster_interface(host.spec, step)
+        iface = inventory.cluster_interface(host.spec)
         found = host.interfaces().get(iface)
         mtus[f"{host.name} {iface}"] = found.mtu if found else None
     wanted = {inventory.expect.mtu} if inventory.expect.mtu else set(mtus.values())

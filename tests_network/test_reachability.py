@@ -5,8 +5,8 @@ import pytest
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
 
-def test_reaches_every_peer(cluster_node, inventory, step, measure):
-    peers = {n.ip: n.name for n in inventory.nodes_at(step) if n.address and n.name != cluster_node.name}
+def test_reaches_every_peer(cluster_node, inventory, measure):
+    peers = {n.ip: n.name for n in inventory.nodes if n.address and n.name != cluster_node.name}
     replies = cluster_node.ping(peers)
     for ip, result in replies.items():
         if result.rtt_avg_ms is not None:

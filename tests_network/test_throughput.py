@@ -19,7 +19,7 @@ def _figures(r) -> str:
 
 @pytest.mark.step(3)
 @pytest.mark.capability("cluster network bandwidth")
-def test_iperf3_one_stream(link_pair, inventory, step, measure):
+def test_iperf3_one_stream(link_pair, inventory, measure):
     src, dst = link_pair.src, link_pair.dst
     lane = inventory.lane_bps()
     floor = Expectation(lane * inventory.expect.lane_floor_fraction / 1e9)
@@ -31,7 +31,7 @@ def test_iperf3_one_stream(link_pair, inventory, step, measure):
     assert m.verdict != "failed", (
         f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(others) + 1} "
         f"attempts): {m}; {_figures(result)}. Usual cause: {SLOW_CAUSES}")
-    if inventory.bonded(src.spec, step) and inventory.bonded(dst.spec, step):
+    if inventory.bonded(src.spec) and inventory.bonded(dst.spec):
         ceiling = lane * inventory.expect.single_stream_ceiling_lanes
         assert result.received_bps <= ceiling, (
             f"{link_pair.where}: one TCP stream moved {result.received_bps / 1e9:.3g} Gbit/s, more than one lane "
@@ -41,9 +41,9 @@ def test_iperf3_one_stream(link_pair, inventory, step, measure):
 
 @pytest.mark.step(8)
 @pytest.mark.capability("bonded bandwidth")
-def test_iperf3_bonded_four_streams(link_pair, inventory, step, measure):
+def test_iperf3_bonded_four_streams(link_pair, inventory, measure):
     src, dst = link_pair.src, link_pair.dst
-    if not (inventory.bonded(src.spec, step) and inventory.bonded(dst.spec, step)):
+    if not (inventory.bonded(src.spec) and inventory.bonded(dst.spec)):
         pytest.skip(f"{link_pair.where}: not both bonded in the inventory")
     lanes = min(len(src.spec.bond.lanes), len(dst.spec.bond.lanes))
     floor = Expectation(lanes * inventory.lane_bps() * inventory.expect.bond_floor_fraction / 1e9)

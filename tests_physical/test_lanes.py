@@ -7,8 +7,8 @@ from rackproof.explain import SLOW_LANE_CAUSES, mismatch
 
 
 @pytest.fixture(autouse=True)
-def _lane_capability(lane, inventory, step, guards):
-    guards(*capabilities.lane(inventory, lane.host.spec, step))
+def _lane_capability(lane, inventory, guards):
+    guards(*capabilities.lane(inventory, lane.host.spec))
 
 
 @pytest.mark.step(1)

@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 
 import rackproof
-from rackproof.inventory import Inventory
+from rackproof.inventory import ClusterAtStep, Inventory
 
 from . import baseline as baseline_diff
 from . import facts, subjects, topology, verdict, waivers as waiver_rules
@@ -112,7 +112,7 @@ def finished(record: Recorded) -> bool:
     return any(p.when == "teardown" for p in record.phases)
 
 
-def build(run: RunInfo, inventory: Inventory, step: int, records: list[Recorded],
+def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
           scope: list[tuple[str, str]], waivers: list, today: dt.date,
           baseline: tuple[dict, str, float] | None = None,
           coverage: verdict.Coverage = verdict.Coverage(), planned: list[str] = ()) -> dict:
@@ -123,12 +123,13 @@ def build(run: RunInfo, inventory: Inventory, step: int, records: list[Recorded]
     not_run = [*coverage.not_run, *(i for i in planned if i not in reached),
                *(r.id for r in records if r.id not in reached and r.id not in planned)]
     coverage = replace(coverage, not_run=tuple(dict.fromkeys(not_run)))
+    inventory = cluster.inventory
     tests = [entry_for(r, inventory, waivers, today) for r in done]
     node_facts, interface_facts = facts.collect(tests)
     reach = facts.reachability(tests)
     nodes = [{
         "name": n.name, "role": "head" if i == 0 else "worker", "address": n.address,
-        "joins_at_step": n.joins_at_step, "joined": n.joins_at_step <= step,
+        "joins_at_step": n.joins_at_step, "joined": cluster.joined(n),
         "reach": reach.get(n.name, {"status": facts.NOT_CONTACTED, "reason": ""}),
         "facts": node_facts.get(n.name, {}),
         "counts": _counts([t for t in tests if n.name in t["nodes"]]),
@@ -136,7 +137,7 @@ def build(run: RunInfo, inventory: Inventory, step: int, records: list[Recorded]
     doc = {
         "schema_version": SCHEMA_VERSION,
         "run": {
-            "cluster": inventory.cluster.name, "platform": inventory.cluster.platform, "step": step,
+            "cluster": inventory.cluster.name, "platform": inventory.cluster.platform, "step": cluster.step,
             "ticket": run.ticket, "operator": run.operator,
             "started": _iso(run.started), "finished": _iso(run.finished),
             "duration_s": round(run.finished - run.started, 3),
@@ -148,7 +149,7 @@ def build(run: RunInfo, inventory: Inventory, step: int, records: list[Recorded]
         "counts": _counts(tests),
         "tests": tests,
         "nodes": nodes,
-        "topology": topology.build(inventory, step, tests, interface_facts, reach),
+        "topology": topology.build(cluster, tests, interface_facts, reach),
         "scope": _scope(scope),
         "waivers": waiver_rules.statuses(waivers, tests, today),
         "baseline": None,

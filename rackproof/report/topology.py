@@ -9,7 +9,7 @@ skipped check does not count, and an element no check touched is "not checked".
 
 from __future__ import annotations
 
-from rackproof.inventory import Inventory, Node
+from rackproof.inventory import ClusterAtStep, Node
 
 from .facts import REACHED, UNREACHABLE
 
@@ -27,7 +27,7 @@ def _element(tests: list[dict]) -> dict:
     return {"state": state(t["outcome"] for t in tests), "tests": [t["id"] for t in tests]}
 
 
-def _node_entry(inventory: Inventory, node: Node, step: int, tests: list[dict], facts: dict, reach: dict) -> dict:
+def _node_entry(cluster: ClusterAtStep, node: Node, tests: list[dict], facts: dict, reach: dict) -> dict:
     def on(iface: str) -> list[dict]:
         return [t for t in tests if [node.name, iface] in t["interfaces"]]
 
@@ -48,14 +48,16 @@ def _node_entry(inventory: Inventory, node: Node, step: int, tests: list[dict], 
     way_in = reach.get(node.name, {}).get("status")
     return {
         "name": node.name, "address": node.address, "joins_at_step": node.joins_at_step,
-        "joined": node.joins_at_step <= step, "interfaces": interfaces, "bond": bond,
+        "joined": cluster.joined(node), "interfaces": interfaces, "bond": bond,
         "house": {REACHED: "passed", UNREACHABLE: "failed"}.get(way_in, "not checked"),
         **_element(own),
     }
 
 
-def build(inventory: Inventory, step: int, tests: list[dict], interface_facts: dict, reach: dict) -> dict:
-    nodes = [_node_entry(inventory, n, step, tests, interface_facts, reach) for n in inventory.nodes]
+def build(cluster: ClusterAtStep, tests: list[dict], interface_facts: dict, reach: dict) -> dict:
+    """Every node of the inventory, joined by the cluster's step or not (drawn dashed)."""
+    inventory = cluster.inventory
+    nodes = [_node_entry(cluster, n, tests, interface_facts, reach) for n in inventory.nodes]
     switch = inventory.switch and {"name": inventory.switch.name, "ports": inventory.switch.ports,
                                    "fec": inventory.switch.fec, "port_speed_mbps": inventory.switch.port_speed_mbps}
     cabled = [n for n in inventory.nodes if n.cx7]
@@ -72,7 +74,7 @@ def build(inventory: Inventory, step: int, tests: list[dict], interface_facts: d
         for src, dst in test["pairs"]:
             pairs.setdefault((src, dst), []).append(test)
     return {
-        "platform": inventory.cluster.platform, "step": step, "switch": switch, "nodes": nodes,
+        "platform": inventory.cluster.platform, "step": cluster.step, "switch": switch, "nodes": nodes,
         "cables": cables,
         "pairs": [{"src": src, "dst": dst, **_element(ts)} for (src, dst), ts in pairs.items()],
     }
