@@ -34,7 +34,8 @@ def conclusions(recording: str, step: int | None) -> dict:
     return {
         "verdict": results["verdict"]["decision"],
         "not_passed": sorted(f"{t['id']}: {t['outcome']}" for t in results["tests"] if t["outcome"] != "passed"),
-        "figures": sorted(f"{t['id']}: {m['kind']} {m['subject']} {m['value']} {m['unit']} {m['verdict']}"
+        "figures": sorted(f"{t['id']}: {m['kind']} {m['subject']} {m['value']} {m['unit']} {m['verdict']} "
+                          f"{json.dumps(m['expectation'], sort_keys=True)}"
                           for t in results["tests"] for m in t["measurements"]),
     }
 
