@@ -234,6 +234,8 @@ class Expect(Model):
     """What the checks compare against. Platform defaults, overridable per file."""
 
     lane_speed_mbps: Mbps = 25000
+    # what one lane carries, for the rates: its speed unless said (a simulated rack writes its own)
+    lane_rate_gbps: _positive(MAX_GBPS) | None = None
     lane_floor_fraction: Fraction = 0.9          # iperf3 one stream vs lane speed
     bond_floor_fraction: Fraction = 0.9          # -P 4 vs lanes x lane speed
     # one stream stays on about one lane; at 2 lanes or more one lane could not be told from two
@@ -370,7 +372,6 @@ class Cluster(Model):
     name: ClusterName
     platform: Platform
     user: LoginName
-    sim_scale: Fraction | None = None  # set by the simulated rack: its lanes run at rate x scale
 
 
 class Inventory(Model):
@@ -394,14 +395,6 @@ class Inventory(Model):
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
-
-    @property
-    def rate_scale(self) -> float:
-        """Rates are expected at this fraction of the hardware's (a simulated rack runs slower)."""
-        return self.cluster.sim_scale or 1.0
-
-    def lane_bps(self) -> float:
-        return self.expect.lane_speed_mbps * 1e6 * self.rate_scale
 
     def at(self, step: int) -> "ClusterAtStep":
         """The cluster as it stands at build step `step`."""

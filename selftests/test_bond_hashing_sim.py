@@ -36,14 +36,16 @@ import json, sys
 from rackproof import bondrate
 from rackproof.host import connect
 from rackproof.inventory import load_inventory
+from rackproof.references import lane_gbps, reference
 from rackproof.remote import EvidenceLog
 inventory = load_inventory(sys.argv[1])
 hosts = connect(inventory, EvidenceLog())
 lanes = len(hosts[sys.argv[2]].spec.bond.lanes)
-floor = lanes * inventory.lane_bps() * inventory.expect.bond_floor_fraction
-run = bondrate.measure(hosts[sys.argv[2]], hosts[sys.argv[3]], hosts[sys.argv[3]].spec.ip, inventory.lane_bps(),
+lane = lane_gbps(inventory.expect) * 1e9
+floor = reference("bond.rate").expectation(inventory.expect, lanes=lanes).floor * 1e9
+run = bondrate.measure(hosts[sys.argv[2]], hosts[sys.argv[3]], hosts[sys.argv[3]].spec.ip, lane,
                        floor, inventory.expect.iperf_seconds, first_ports=json.loads(sys.argv[4]))
-print(json.dumps({"floor": floor, "lane": inventory.lane_bps(), "best": run.best.received_bps,
+print(json.dumps({"floor": floor, "lane": lane, "best": run.best.received_bps,
                   "attempts": [[[s.local_port, s.remote_port, s.received_bps] for s in r.streams] for r in run.attempts]}))
 """
 

@@ -11,10 +11,11 @@ from rackproof.host import ProbeFailed
 from rackproof.inventory import load_inventory
 from rackproof.probes.ethtool import LinkInfo
 from rackproof.probes.iperf import IperfResult, IperfStream
+from rackproof.references import lane_gbps
 from rackproof.remote import Result
 
 INVENTORY = load_inventory(Path(__file__).parents[1] / "examples" / "thor5.toml")
-LANE = INVENTORY.lane_bps()                     # 25 Gbit/s
+LANE = lane_gbps(INVENTORY.expect) * 1e9        # 25 Gbit/s
 FLOOR = 4 * LANE * INVENTORY.expect.bond_floor_fraction
 
 

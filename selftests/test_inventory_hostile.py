@@ -89,10 +89,11 @@ def positive(value, upper=math.inf) -> bool:
 def assert_sane(inv: Inventory) -> None:
     """No accepted inventory has a floor that cannot fail, or a name that is an option."""
     e = inv.expect
+    assert e.lane_rate_gbps is None or positive(e.lane_rate_gbps, 2e3)
     for floor in (e.lane_speed_mbps, e.cx7_speed_mbps, e.roce_floor_gbps, e.nccl_busbw_floor_gbs, e.iperf_seconds,
                   e.bond_rejoin_seconds, inv.ssh.connect_timeout, inv.ssh.command_timeout):
         assert positive(floor, 2e6), floor
-    for fraction in (e.lane_floor_fraction, e.bond_floor_fraction, e.remote_tokens_ratio_floor, inv.rate_scale):
+    for fraction in (e.lane_floor_fraction, e.bond_floor_fraction, e.remote_tokens_ratio_floor):
         assert positive(fraction, 1), fraction
     assert 1 <= e.single_stream_ceiling_lanes < 2
     assert e.mtu is None or 68 <= e.mtu <= 65535
@@ -294,8 +295,8 @@ def test_no_floor_can_be_zero_negative_not_finite_or_absurd(field, platform, val
     (THOR5.replace("switch_port = 1,", "switch_port = -1,"), "nodes[0].lanes[0].switch_port"),
     (THOR5.replace("connect_timeout = 5", "connect_timeout = nan"), "ssh.connect_timeout"),
     (THOR5.replace("command_timeout = 60", "command_timeout = 1e9"), "ssh.command_timeout"),
-    (THOR5.replace('user = "nvidia"', 'user = "nvidia"\nsim_scale = 0'), "cluster.sim_scale"),
-    (THOR5.replace('user = "nvidia"', 'user = "nvidia"\nsim_scale = 1.5'), "cluster.sim_scale"),
+    (THOR5.replace("[expect]", "[expect]\nlane_rate_gbps = 0"), "expect.lane_rate_gbps"),
+    (THOR5.replace("[expect]", "[expect]\nlane_rate_gbps = -0.25"), "expect.lane_rate_gbps"),
     (THOR5.replace('node = "thor-3"', 'node = "thor-3"\ntokens_per_s_floor = -inf'), "engines[2].tokens_per_s_floor"),
     (THOR5.replace("port = 8081", "port = 70000", 1), "engines[0].port"),
 ])

@@ -35,7 +35,7 @@ def test_up_in_under_15_seconds(rack):
 
 def test_generated_inventory_validates_and_states_the_scale(rack):
     inv = load_inventory(rack.inventory)
-    assert inv.cluster.sim_scale == SCALE
+    assert inv.expect.lane_rate_gbps == 25 * SCALE
     assert [n.name for n in inv.nodes] == NODES
     assert inv.ssh.config == str(rack.state.ssh_config)
     assert inv.agent.key_file == str(rack.state.agent_key)

@@ -4,7 +4,7 @@ import pytest
 
 from rackproof import disrupt, traffic
 from rackproof.explain import mismatch
-from rackproof.measure import Expectation
+from rackproof.references import reference
 
 pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
 
@@ -56,18 +56,18 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
     lane = spec.lanes[1]
     port = src.spec.lane(lane).switch_port
     where = f"{bond_pair.where}, {src.name} {lane} (switch port {port}) down"
-    lanes, per_lane = min(len(spec.lanes), len(dst.spec.bond.lanes)), inventory.lane_bps()
+    lanes = min(len(spec.lanes), len(dst.spec.bond.lanes))
     seconds = inventory.expect.iperf_seconds
     with disrupt.lane_down(src, lane, restore_after=seconds + 60):
         degraded = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
-    m = measure("bonded rate, one lane down", bond_pair.where, degraded.received_bps / 1e9, "Gbit/s",
-                Expectation((lanes - 1) * per_lane * inventory.expect.bond_floor_fraction / 1e9))
+    m = measure("bond.rate.lane_down", bond_pair.where, degraded.received_bps, "bit/s", lanes=lanes)
     assert m.verdict != "failed", (
         f"{where} (iperf3 -P 4): {m} ({lanes - 1} lanes left). Usual cause: the bond did not move that lane's "
         "connections to the others (miimon=0, or the switch kept sending on the dead port: a static LAG "
         "instead of LACP), or another member is slow (see test_lane_speed)")
-    assert degraded.received_bps < (lanes - 0.5) * per_lane, (
-        f"{where}: -P 4 still moved {degraded.received_bps / 1e9:.3g} Gbit/s, close to all {lanes} lanes: "
+    ceiling = reference("bond.rate.lane_down_ceiling").expectation(inventory.expect, lanes=lanes)
+    assert ceiling.verdict(m.value) != "failed", (
+        f"{where}: -P 4 still moved {m.value:.3g} Gbit/s, close to all {lanes} lanes: "
         f"traffic did not leave {lane}. Usual cause: {lane} is not a member of {spec.name} on this node")
     view, rejoined = disrupt.wait_rejoined(src, spec.name, lane, inventory.expect.bond_rejoin_seconds)
     assert rejoined, (
@@ -75,8 +75,7 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
         f"{view.active_aggregator_id} after {inventory.expect.bond_rejoin_seconds} s. Usual cause: the switch "
         f"port {port} left its LAG group or LACP does not renegotiate")
     recovered = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
-    m = measure("bonded rate, lane back", bond_pair.where, recovered.received_bps / 1e9, "Gbit/s",
-                Expectation(lanes * per_lane * inventory.expect.bond_floor_fraction / 1e9))
+    m = measure("bond.rate.lane_back", bond_pair.where, recovered.received_bps, "bit/s", lanes=lanes)
     assert m.verdict != "failed", (
         f"{bond_pair.where}, {lane} back in {spec.name} (iperf3 -P 4): {m}: the rate did not recover. Usual cause: "
         f"{lane} came back at a lower speed (see test_lane_speed) or the switch did not put port "

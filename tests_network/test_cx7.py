@@ -9,7 +9,6 @@ import pytest
 from rackproof import traffic
 from rackproof.capabilities import MULTI_NODE
 from rackproof.explain import mismatch
-from rackproof.measure import Expectation
 from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.netplan import MODE_OWNER, NAMING_INTERFACES
 
@@ -59,7 +58,7 @@ def test_cx7_ping_on_its_subnet(cx7, inventory, measure):
     replies = cx7.host.ping([c.address.split("/")[0] for _, c in peers])
     for (node, c), r in zip(peers, replies.values()):
         if r.rtt_avg_ms is not None:
-            measure("round-trip time", f"{cx7.host.name} -> {node.name} ({c.name})", r.rtt_avg_ms, "ms")
+            measure("rtt", f"{cx7.host.name} -> {node.name} ({c.name})", r.rtt_avg_ms, "ms")
         assert r.received and not r.loss_percent, (
             f"{cx7.where} -> {node.name} {c.name} ({r.target}): "
             f"{r.error or f'{r.loss_percent:g}% loss'}. Usual cause: the peer's interface is Down or unaddressed, "
@@ -76,13 +75,11 @@ def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
     results = traffic.ib_write_bw(src, dst, links, seconds=inventory.expect.iperf_seconds)
     names = [f"{s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
     for name, r in zip(names, results):
-        measure("RoCE per link", f"{src.name} {name}", r.gbits_average, "Gb/s")
+        measure("roce.link", f"{src.name} {name}", r.gbits_average, "Gb/s")
     total = sum(r.gbits_average for r in results)
-    # ib_write_bw figures are the RDMA hardware's own: compared with the hardware floor, unscaled
-    floor = inventory.expect.roce_floor_gbps
-    m = measure("RoCE", f"{link_pair.where} (sum of {len(links)} links)", total, "Gb/s", Expectation(floor))
+    m = measure("roce.port", f"{link_pair.where} (sum of {len(links)} links)", total, "Gb/s")
     # each logical interface carries its share of the port: the ones below it are where to look
-    short = [name for name, r in zip(names, results) if r.gbits_average < floor / len(links)]
+    short = [name for name, r in zip(names, results) if r.gbits_average < m.expectation.floor / len(links)]
     assert m.verdict != "failed", (
         f"{link_pair.where}: ib_write_bw over " + ", ".join(f"{src.name} {name}: {r.gbits_average:.2f} Gb/s"
                                                           for name, r in zip(names, results))
@@ -106,8 +103,7 @@ def test_nccl_across_the_nodes(cx7_cluster, inventory, measure):
     assert result.ok and result.out_of_bounds == 0, (
         f"{inventory.expect.nccl_test}: {result.out_of_bounds} out-of-bounds values: the collective returned wrong data")
     # recorded only once the run is known sane: a broken run's figure never reaches the charts
-    m = measure("NCCL bus bandwidth", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s",
-                Expectation(inventory.expect.nccl_busbw_floor_gbs))
+    m = measure("nccl.busbw", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s")
     assert m.verdict != "failed", f"{inventory.expect.nccl_test}: {m}. Usual cause: NCCL fell back to sockets " \
                                   "(NCCL_DEBUG=INFO shows NET/Socket instead of NET/IB) or a CX7 link is down"
 

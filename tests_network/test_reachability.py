@@ -10,7 +10,7 @@ def test_reaches_every_peer(cluster_node, inventory, measure):
     replies = cluster_node.ping(peers)
     for ip, result in replies.items():
         if result.rtt_avg_ms is not None:
-            measure("round-trip time", f"{cluster_node.name} -> {peers[ip]}", result.rtt_avg_ms, "ms")
+            measure("rtt", f"{cluster_node.name} -> {peers[ip]}", result.rtt_avg_ms, "ms")
     lost = {peers[ip]: r for ip, r in replies.items() if r.received == 0 or r.loss_percent > 0}
     assert not lost, "; ".join(
         f"{cluster_node.name} cannot reach {name} ({r.target}): "

@@ -7,7 +7,7 @@ tests that share a node never overlap, with or without xdist.
 import pytest
 
 from rackproof import bondrate, traffic
-from rackproof.measure import Expectation
+from rackproof.references import lane_gbps, reference
 
 SLOW_CAUSES = ("a lane negotiated 10G (switch port group or the Thor's flash-time 25G setting), a cable or "
                "port with errors (see retransmits, ethtool --show-fec -I), or CPU-bound iperf3 on the receiver")
@@ -21,21 +21,20 @@ def _figures(r) -> str:
 @pytest.mark.capability("cluster network bandwidth")
 def test_iperf3_one_stream(link_pair, inventory, measure):
     src, dst = link_pair.src, link_pair.dst
-    lane = inventory.lane_bps()
-    floor = Expectation(lane * inventory.expect.lane_floor_fraction / 1e9)
+    floor = reference("lane.rate").expectation(inventory.expect)
     *others, result = traffic.one_stream_attempts(src, dst, dst.spec.ip, floor.floor * 1e9,
                                                   inventory.expect.iperf_seconds)
     for other in others:   # the short first attempt, kept for the report
-        measure("lane rate, other attempt", link_pair.where, other.received_bps / 1e9, "Gbit/s")
-    m = measure("lane rate", link_pair.where, result.received_bps / 1e9, "Gbit/s", floor)
+        measure("lane.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
+    m = measure("lane.rate", link_pair.where, result.received_bps, "bit/s")
     assert m.verdict != "failed", (
         f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(others) + 1} "
         f"attempts): {m}; {_figures(result)}. Usual cause: {SLOW_CAUSES}")
     if inventory.bonded(src.spec) and inventory.bonded(dst.spec):
-        ceiling = lane * inventory.expect.single_stream_ceiling_lanes
-        assert result.received_bps <= ceiling, (
-            f"{link_pair.where}: one TCP stream moved {result.received_bps / 1e9:.3g} Gbit/s, more than one lane "
-            f"({ceiling / 1e9:.3g} Gbit/s): a bond with xmit_hash_policy=layer3+4 keeps a connection on one lane. "
+        ceiling = reference("lane.one_stream_ceiling").expectation(inventory.expect)
+        assert ceiling.verdict(m.value) != "failed", (
+            f"{link_pair.where}: one TCP stream moved {m.value:.3g} Gbit/s, more than one lane "
+            f"({ceiling.floor:.3g} Gbit/s): a bond with xmit_hash_policy=layer3+4 keeps a connection on one lane. "
             "Usual cause: the measurement did not cross the bond (check the address) or a balance-rr bond")
 
 
@@ -46,12 +45,12 @@ def test_iperf3_bonded_four_streams(link_pair, inventory, measure):
     if not (inventory.bonded(src.spec) and inventory.bonded(dst.spec)):
         pytest.skip(f"{link_pair.where}: not both bonded in the inventory")
     lanes = min(len(src.spec.bond.lanes), len(dst.spec.bond.lanes))
-    floor = Expectation(lanes * inventory.lane_bps() * inventory.expect.bond_floor_fraction / 1e9)
-    run = bondrate.measure(src, dst, dst.spec.ip, inventory.lane_bps(), floor.floor * 1e9,
+    floor = reference("bond.rate").expectation(inventory.expect, lanes=lanes)
+    run = bondrate.measure(src, dst, dst.spec.ip, lane_gbps(inventory.expect) * 1e9, floor.floor * 1e9,
                            inventory.expect.iperf_seconds)
     for other in run.others:   # the attempt with streams sharing a lane, kept for the report
-        measure("bonded rate, other attempt", link_pair.where, other.received_bps / 1e9, "Gbit/s")
-    m = measure("bonded rate", link_pair.where, run.best.received_bps / 1e9, "Gbit/s", floor)
+        measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
+    m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)
     assert m.verdict != "failed", (
         f"{link_pair.where} (bond0, iperf3 -P 4, {lanes} lanes): {m}; {run.figures()}. "
         f"Cause: {run.cause(inventory.expect.lane_speed_mbps)}")

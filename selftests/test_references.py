@@ -1,0 +1,57 @@
+"""Every figure is judged against a named reference whose bound follows from [expect]: the
+table gives finite, positive bounds for the example inventories, converts units in one place,
+and a simulated rack's lane rate is the simulator's [expect] setting, not a product field."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from rackproof.inventory import load_inventory, parse_inventory
+from rackproof.references import REFERENCES, convert, lane_gbps, reference
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+COUNTS = {"bond.rate": {"lanes": 4}, "bond.rate.lane_down": {"lanes": 4}, "bond.rate.lane_back": {"lanes": 4},
+          "bond.rate.lane_down_ceiling": {"lanes": 4}, "tokens": {"floor": 30.0}}
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.toml")))
+def test_every_bound_is_finite_and_positive(example):
+    expect = load_inventory(EXAMPLES / example).expect
+    for name, ref in REFERENCES.items():
+        e = ref.expectation(expect, **COUNTS.get(name, {}))
+        assert e is None or (math.isfinite(e.floor) and e.floor > 0), name
+
+
+def test_the_thor_shelf_references():
+    expect = load_inventory(EXAMPLES / "thor5.toml").expect
+    assert reference("lane.rate").expectation(expect).floor == pytest.approx(22.5)
+    assert reference("bond.rate").expectation(expect, lanes=4).floor == pytest.approx(90)
+    assert reference("bond.rate.lane_down").expectation(expect, lanes=4).floor == pytest.approx(67.5)
+    ceiling = reference("lane.one_stream_ceiling").expectation(expect)
+    assert ceiling.verdict(35) == "failed" and ceiling.verdict(23.5) == "passed"   # 1.3 lanes: 32.5
+    assert reference("first_token").expectation(expect).verdict(6000) == "failed"
+    assert reference("tokens").expectation(expect) is None        # no floor given: recorded only
+    assert reference("rtt").expectation(expect) is None
+
+
+def test_a_lane_rate_in_expect_scales_the_rate_references_only():
+    text = (EXAMPLES / "thor5.toml").read_text().replace("[expect]", "[expect]\nlane_rate_gbps = 0.25")
+    expect = parse_inventory(text).expect
+    assert lane_gbps(expect) == 0.25 and expect.lane_speed_mbps == 25000   # ethtool still says 25000Mb/s
+    assert reference("bond.rate").expectation(expect, lanes=4).floor == pytest.approx(0.9)
+    assert reference("roce.port").expectation(expect).floor == expect.roce_floor_gbps
+
+
+def test_units_are_converted_in_one_place():
+    assert convert(23.5e9, "bit/s", "Gbit/s") == pytest.approx(23.5)
+    assert convert(0.042, "s", "ms") == pytest.approx(42)
+    assert convert(7.0, "GB/s", "GB/s") == 7.0
+    with pytest.raises(ValueError):
+        convert(1.0, "Gbit/s", "GB/s")
+
+
+def test_kinds_and_units_are_the_report_s():
+    kinds = {(r.kind, r.unit) for r in REFERENCES.values()}
+    assert ("lane rate", "Gbit/s") in kinds and ("bonded rate", "Gbit/s") in kinds and ("RoCE", "Gb/s") in kinds
+    assert all(r.rule for r in REFERENCES.values())
