@@ -59,3 +59,11 @@ def test_from_another_folder_the_suite_is_named_by_its_folders(tmp_path):
     inventory = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
     in_checkout = collected(REPO, f"--inventory={inventory}", "--step", "3")
     assert collected(tmp_path, f"--inventory={inventory}", "--step", "3", *(str(REPO / f) for f in SUITE)) == in_checkout
+
+
+def test_every_spark_check_has_its_step():
+    inventory = f"--inventory={REPO / 'examples' / 'spark2.toml'}"
+    assert {i.split("[")[0] for i in collected(REPO, inventory, "--step", "1")} == {"test_cx7.py::test_cx7_interface_up"}
+    at_three = {i.split("[")[0] for i in collected(REPO, inventory, "--step", "3")}
+    assert "test_cx7.py::test_roce_bandwidth_over_the_port" in at_three
+    assert "test_cx7.py::test_nccl_across_the_nodes" not in at_three

@@ -1,6 +1,8 @@
 """A DGX Spark pair over one QSFP cable: both logical interfaces of the cabled port up and
 addressed, ping on each CX7 subnet, RoCE near the port's 200 Gb/s, NCCL across the pair,
-and a netplan file that survives a reboot. (Spark playbook; "Prueba mínima de aceptación".)"""
+and a netplan file that survives a reboot. (Spark playbook; "Prueba mínima de aceptación".)
+Steps as on a Thor shelf: 1 the cable and link, 2 addresses, 3 speed and bandwidth, 4 what
+needs SSH between the nodes (NCCL's mpirun)."""
 
 import ipaddress
 
@@ -17,6 +19,7 @@ pytestmark = pytest.mark.capability(MULTI_NODE)
 NETPLAN = "/etc/netplan/40-cx7.yaml"
 
 
+@pytest.mark.step(1)
 def test_cx7_interface_up(cx7):
     links = cx7.host.rdma_links()
     found = links.get(cx7.spec.name)
@@ -30,6 +33,7 @@ def test_cx7_interface_up(cx7):
                               "netplan file configures the Down pair of interfaces")
 
 
+@pytest.mark.step(2)
 def test_cx7_address(cx7):
     iface = cx7.host.interfaces().get(cx7.spec.name)
     found = [f"{a.local}/{a.prefixlen}" for a in iface.addresses if a.family == "inet"] if iface else []
@@ -38,6 +42,7 @@ def test_cx7_address(cx7):
         f"the netplan file ({NETPLAN}) was not applied (sudo netplan apply) or names other interfaces")
 
 
+@pytest.mark.step(3)
 def test_cx7_speed(cx7, inventory):
     link = cx7.host.ethtool(cx7.spec.name)
     expected = inventory.expect.cx7_speed_mbps
@@ -53,6 +58,7 @@ def _peer_on_subnet(inventory, node_name, address):
             if ipaddress.ip_interface(c.address).network == net]
 
 
+@pytest.mark.step(2)
 def test_cx7_ping_on_its_subnet(cx7, inventory, measure):
     peers = _peer_on_subnet(inventory, cx7.host.name, cx7.spec.address)
     replies = cx7.host.ping([c.address.split("/")[0] for _, c in peers])
@@ -65,6 +71,7 @@ def test_cx7_ping_on_its_subnet(cx7, inventory, measure):
             "or the two ends are on different subnets")
 
 
+@pytest.mark.step(3)
 @pytest.mark.capability(MULTI_NODE)
 def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
     link_pair = cx7_pair
@@ -90,6 +97,7 @@ def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
                  "test_cx7_speed), or other traffic shares the port"))
 
 
+@pytest.mark.step(4)   # mpirun starts the ranks over SSH
 @pytest.mark.capability(MULTI_NODE)
 def test_nccl_across_the_nodes(cx7_cluster, inventory, measure):
     nodes = [h.spec for h in cx7_cluster]
@@ -108,6 +116,7 @@ def test_nccl_across_the_nodes(cx7_cluster, inventory, measure):
                                   "(NCCL_DEBUG=INFO shows NET/Socket instead of NET/IB) or a CX7 link is down"
 
 
+@pytest.mark.step(2)
 def test_netplan_file_persists_the_cx7_addresses(cx7_node):
     node = cx7_node
     names = [c.name for c in node.spec.cx7]
