@@ -1,5 +1,6 @@
 """Write replays.json: what the suite concludes from each example recording, at build step 3 and
-finished (verdict, failing checks, every figure with its expectation and verdict). The selftest
+finished (verdict, failing checks, every figure with its expectation and verdict, and what the
+run left in its temporary folder: nothing). The selftest
 test_replay_golden.py compares a run of today's code with it, so a change that is meant to
 change no verdict (a refactor) shows that it did not. Re-run only for a change that means to
 alter a conclusion, and say so in its commit:
@@ -10,6 +11,7 @@ alter a conclusion, and say so in its commit:
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,12 +28,17 @@ GOLDEN = Path(__file__).with_name("replays.json")
 def conclusions(recording: str, step: int | None) -> dict:
     """The run's verdict, failing checks and figures, from its results.json."""
     with tempfile.TemporaryDirectory() as tmp:
+        own_tmp = Path(tmp) / "tmp"   # the run's TMPDIR: what it leaves there (lock folders) is seen
+        own_tmp.mkdir()
         subprocess.run([sys.executable, "-m", "pytest", "-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO), "-q",
                         "-p", "no:cacheprovider", f"--html={tmp}/report.html",
                         f"--replay={REPO / 'examples' / 'replay' / recording}",
-                        *(["--step", str(step)] if step else [])], cwd=REPO, capture_output=True, timeout=600)
+                        *(["--step", str(step)] if step else [])], cwd=REPO, capture_output=True, timeout=600,
+                       env=os.environ | {"TMPDIR": str(own_tmp)})
         results = json.loads((Path(tmp) / "results.json").read_text())
+        left = sorted(p.name for p in own_tmp.glob("rackproof-*"))
     return {
+        "left_in_tmp": left,
         "verdict": results["verdict"]["decision"],
         "not_passed": sorted(f"{t['id']}: {t['outcome']}" for t in results["tests"] if t["outcome"] != "passed"),
         "figures": sorted(f"{t['id']}: {m['kind']} {m['subject']} {m['value']} {m['unit']} {m['verdict']} "
