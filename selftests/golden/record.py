@@ -1,6 +1,6 @@
 """Write replays.json: what the suite concludes from each example recording, at build step 3 and
-finished (verdict, failing checks, every figure with its expectation and verdict, and what the
-run left in its temporary folder: nothing). The selftest
+finished (verdict, failing checks, every figure with its expectation and verdict, what each
+check touched: nodes, interfaces, pairs; and what the run left in its temporary folder: nothing). The selftest
 test_replay_golden.py compares a run of today's code with it, so a change that is meant to
 change no verdict (a refactor) shows that it did not. Re-run only for a change that means to
 alter a conclusion, and say so in its commit:
@@ -44,6 +44,8 @@ def conclusions(recording: str, step: int | None) -> dict:
         "figures": sorted(f"{t['id']}: {m['kind']} {m['subject']} {m['value']} {m['unit']} {m['verdict']} "
                           f"{json.dumps(m['expectation'], sort_keys=True)}"
                           for t in results["tests"] for m in t["measurements"]),
+        "subjects": sorted(f"{t['id']}: nodes {t['nodes']} interfaces {t['interfaces']} pairs {t['pairs']}"
+                           for t in results["tests"]),
     }
 
 
