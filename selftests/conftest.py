@@ -12,6 +12,7 @@ from selftests.simrack import SimRack
 pytest_plugins = ["pytester"]
 
 
+@pytest.hookimpl(tryfirst=True)   # before xdist reads the groups from the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if getattr(item.module, "SimRack", None) is SimRack:

@@ -4,7 +4,7 @@ node was reached."""
 
 from pathlib import Path
 
-from rackproof.probes.jetson import dpkg_query_command
+from rackproof.probes.jetson import DPKG_VERSIONS
 from rackproof.report import facts
 
 SAMPLES = Path(__file__).with_name("samples")
@@ -20,7 +20,7 @@ def test_facts_from_evidence_and_declared_facts():
         {"evidence": [ev("thor-1", "hostname", "thor-1\n"), ev("thor-1", "id -un", "nvidia\n"),
                       ev("thor-1", "ip -j addr", (SAMPLES / "ip_j_addr_router_multi_addr.json").read_text()),
                       ev("thor-1", "cat /etc/nv_tegra_release", (SAMPLES / "nv_tegra_release_R38.2.0_jp7.txt").read_text()),
-                      ev("thor-1", dpkg_query_command(["nvidia-jetpack"]), "nvidia-jetpack\tii \t7.0+b128\n"),
+                      ev("thor-1", DPKG_VERSIONS.command(packages=["nvidia-jetpack"]), "nvidia-jetpack\tii \t7.0+b128\n"),
                       ev("thor-1", "nvidia-smi", (SAMPLES / "nvidia_smi_thor_595.78_idle_PARTIAL.txt").read_text()),
                       ev("thor-1", "LC_ALL=C ethtool mgbe0_0", "Settings for mgbe0_0:\n\tSpeed: 25000Mb/s\n\tLink detected: yes\n"),
                       ev("thor-1", "LC_ALL=C ethtool --show-fec mgbe0_0",

@@ -72,7 +72,7 @@ def _check_packages(values: dict) -> None:
 
 
 def parse_dpkg_versions(text: str) -> dict[str, str]:
-    """package -> version of the installed packages, from `dpkg_query_command` output.
+    """package -> version of the installed packages, from the output of DPKG_VERSIONS.
 
     Also reads dpkg-query's default `-W` output ("package[:arch]<TAB>version"), which cannot
     tell a removed package with config files left from an installed one: every listed
@@ -101,7 +101,7 @@ def parse_dpkg_versions(text: str) -> dict[str, str]:
 
 
 def render_dpkg_versions(versions: dict[str, str]) -> str:
-    """What `dpkg_query_command` prints for installed packages (absent ones print nothing)."""
+    """What DPKG_VERSIONS prints for installed packages (absent ones print nothing)."""
     return "".join(f"{package}\tii \t{version}\n" for package, version in versions.items())
 
 

@@ -1,6 +1,6 @@
 """iputils `ping` (run with LC_ALL=C) -> PingResult; a batch of pings from one node -> per target.
 
-One SSH round trip per source node: `ping_batch_command` pings every peer in a loop and marks
+One SSH round trip per source node: PING_BATCH pings every peer in a loop and marks
 where each ping's output starts, `parse_ping_batch` splits it again.
 """
 
@@ -110,7 +110,7 @@ def _check_batch(values: dict) -> None:
 
 
 def parse_ping_batch(text: str) -> dict[str, PingResult]:
-    """target -> PingResult from the output of `ping_batch_command`. Anything before the
+    """target -> PingResult from the output of PING_BATCH. Anything before the
     first marker is ignored (a login shell may print noise first)."""
     parts = _MARKER.split(text)  # [preamble, target, output, target, output, ...]
     if len(parts) < 3:
