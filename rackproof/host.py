@@ -50,7 +50,8 @@ class Host:
 
     def run(self, probe: Probe, timeout: float | None = None, **values) -> Result:
         """The probe's command and its result, for a check that judges the exit status itself."""
-        return self.remote.run(probe.command(**values), timeout or probe.timeout)
+        # a plain str: evidence crosses xdist workers, whose wire knows no str subclass
+        return self.remote.run(str(probe.command(**values)), timeout or probe.timeout)
 
     def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
         """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
@@ -95,7 +96,7 @@ class Host:
             try:
                 parsed[label] = parser(parts.get(str(label), ""))
             except ParseError as e:
-                raise ProbeFailed(self.name, Result(describe(label), 0, parts.get(str(label), ""), "", 0.0),
+                raise ProbeFailed(self.name, Result(str(describe(label)), 0, parts.get(str(label), ""), "", 0.0),
                                   f"printed something the {e.tool} parser cannot read: {e.reason}") from None
         return parsed
 

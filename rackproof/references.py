@@ -44,10 +44,11 @@ class Reference:
     bound: Callable[..., float | None] = lambda expect: None   # bound(expect, **counts); None: not judged
     rule: str = "recorded, not judged"   # how the bound follows from [expect], in the report's words
     better: Literal["higher", "lower"] = "higher"
+    target: float | None = None    # beyond the bound, what a figure should reach (short of it: warned)
 
     def expectation(self, expect: Expect, **counts) -> Expectation | None:
         bound = self.bound(expect, **counts)
-        return None if bound is None else Expectation(bound, better=self.better)
+        return None if bound is None else Expectation(bound, self.target, better=self.better)
 
 
 REFERENCES = {r.name: r for r in (

@@ -20,7 +20,7 @@ def record(name, params, outcome, text=""):
 
 
 def build(inventory, records, step=9):
-    tests = [entry_for(r, inventory, [], TODAY) for r in records]
+    tests = [entry_for(r, inventory.at(step), [], TODAY) for r in records]
     return topology.build(inventory.at(step), tests, {}, {})
 
 

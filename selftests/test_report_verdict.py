@@ -5,8 +5,10 @@ import datetime as dt
 
 import pytest
 
-from rackproof.inventory import load_inventory
-from rackproof.report import subjects, verdict, waivers
+from rackproof import kinds
+from rackproof.inventory import FINISHED, load_inventory
+from rackproof.kinds import KINDS
+from rackproof.report import verdict, waivers
 from rackproof.report.outcomes import Phase, judge, split_message
 from selftests.suite import EXAMPLES
 
@@ -170,17 +172,26 @@ def thor5():
 
 @pytest.mark.parametrize("params, nodes, interfaces, pairs", [
     ({"node": ("thor-1",)}, ["thor-1"], [], []),
-    ({"node": "thor-1"}, ["thor-1"], [], []),
     ({"lane": ("thor-3", "mgbe1_0")}, ["thor-3"], [["thor-3", "mgbe1_0"]], []),
+    ({"cx7": ("spark-1", "enp1s0f1np1")}, ["spark-1"], [["spark-1", "enp1s0f1np1"]], []),
     ({"pair": ("thor-2", "thor-4")}, ["thor-2", "thor-4"], [], [["thor-2", "thor-4"]]),
+    ({"link_pair": ("thor-4", "thor-2")}, ["thor-2", "thor-4"], [], [["thor-4", "thor-2"]]),
     ({"bonded_node": ("thor-2",)}, ["thor-2"], [["thor-2", "bond0"]], []),
     ({"engine": ("thor-2", "llama-3.1-8b")}, ["thor-2"], [], []),
-    ({"engine": "gemma-3-12b"}, ["thor-3"], [], []),
+    ({"local_and_remote": ("thor-2", "llama-3.1-8b")}, ["thor-1", "thor-2"], [], []),
     ({"every_node": ("thor-1", "thor-2", "thor-3")}, ["thor-1", "thor-2", "thor-3"], [], []),
-    ({"size": 4096}, [], [], []),
+    ({"package": "tensorrt", "pin": "tensorrt_version"}, [], [], []),   # not a kind: touches nothing
 ])
-def test_what_a_test_touched_is_read_from_its_parameters(thor5, params, nodes, interfaces, pairs):
-    assert subjects.touched(params, thor5) == {"nodes": nodes, "interfaces": interfaces, "pairs": pairs}
+def test_what_a_test_touched_is_read_from_its_kinds(thor5, params, nodes, interfaces, pairs):
+    cluster = (load_inventory(EXAMPLES / "spark2.toml") if "cx7" in params else thor5).at(FINISHED)
+    assert kinds.subjects(params, cluster) == {"nodes": nodes, "interfaces": interfaces, "pairs": pairs}
+
+
+def test_every_kind_gives_each_value_an_id_and_subjects(thor5):
+    cluster = thor5.at(FINISHED)
+    for kind in KINDS.values():
+        for value in kind.values(cluster):
+            assert kind.id(value) and kinds.subjects({kind.name: value}, cluster)["nodes"], (kind.name, value)
 
 
 # --- a run that did not cover its scope -------------------------------------------------------

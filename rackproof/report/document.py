@@ -16,10 +16,11 @@ from pathlib import Path
 import jsonschema
 
 import rackproof
-from rackproof.inventory import ClusterAtStep, Inventory
+from rackproof import kinds
+from rackproof.inventory import ClusterAtStep
 
 from . import baseline as baseline_diff
-from . import facts, subjects, topology, verdict, waivers as waiver_rules
+from . import facts, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, Phase, judge, merged_properties, split_message
 
 SCHEMA_VERSION = "2.0"   # 2.0: the verdict INCOMPLETE and the run's coverage
@@ -62,12 +63,12 @@ def sha256_of(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def entry_for(record: Recorded, inventory: Inventory, waivers: list, today: dt.date) -> dict:
+def entry_for(record: Recorded, cluster: ClusterAtStep, waivers: list, today: dt.date) -> dict:
     props = merged_properties(list(record.phases))
     outcome, text = judge(list(record.phases))
     message, hint = split_message(text, record.id)
     params = props.get("rackproof_subject", {})
-    touched = subjects.touched(params, inventory)
+    touched = kinds.subjects(params, cluster)
     waiver = props.get("rackproof_waiver")
     if waiver:
         waiver = {**waiver, "status": "applied"}
@@ -124,7 +125,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
                *(r.id for r in records if r.id not in reached and r.id not in planned)]
     coverage = replace(coverage, not_run=tuple(dict.fromkeys(not_run)))
     inventory = cluster.inventory
-    tests = [entry_for(r, inventory, waivers, today) for r in done]
+    tests = [entry_for(r, cluster, waivers, today) for r in done]
     node_facts, interface_facts = facts.collect(tests)
     reach = facts.reachability(tests)
     nodes = [{

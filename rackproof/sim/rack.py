@@ -231,15 +231,16 @@ class Rack:
         _validate_inventory(s.inventory)
 
     def _copy_lib(self) -> None:
-        """rackproof.sim and rackproof.probes, copied where the node's user can read them."""
+        """rackproof.sim, rackproof.probes and the Probe they declare, copied where the node's
+        user can read them (the stand-ins print the real tools' formats with the probes' renderers)."""
         src = Path(__file__).resolve().parent.parent
         dst = self.state.lib / "rackproof"
         dst.mkdir(parents=True)
         write(dst / "__init__.py", '"""rackproof (the parts the simulated nodes run)."""\n')
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         shutil.copytree(src / "sim", dst / "sim", ignore=ignore)
-        if (src / "probes").is_dir():
-            shutil.copytree(src / "probes", dst / "probes", ignore=ignore)
+        shutil.copytree(src / "probes", dst / "probes", ignore=ignore)
+        shutil.copy2(src / "probe.py", dst / "probe.py")
         subprocess.run([nodemod.PY, "-m", "compileall", "-q", str(self.state.lib)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for root, dirs, files in os.walk(self.state.lib):
