@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# two workers: the tests that bring up a simulated rack on one, in turn (selftests/conftest.py)
-exec .venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 2 --dist loadgroup "$@"
+# two workers: the tests that bring up simulated racks on one, in turn (selftests/conftest.py)
+exec .venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 2 --dist loadscope "$@"

@@ -18,6 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from rackproof.sim import faults
 from rackproof.sim.netns import list_netns
 from rackproof.sim.rack import Rack
@@ -32,6 +34,12 @@ def skip_reason() -> str | None:
     if os.geteuid() != 0:
         return "the simulated rack needs root (namespaces, mounts, sshd)"
     return None
+
+
+def rack_marks() -> list:
+    """The marks of a module whose tests bring up racks (named test_sim_*.py or *_sim.py, so
+    that selftests/conftest.py runs them on one xdist worker, in turn): skipped only without root."""
+    return [pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")]
 
 
 def missing_tools() -> list[str]:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from selftests.simrack import SimRack, skip_reason
+from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+pytestmark = rack_marks()
 
 
 @pytest.fixture(scope="module")

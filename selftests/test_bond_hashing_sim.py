@@ -17,11 +17,11 @@ import pytest
 from rackproof import bondhash
 from rackproof.sim.profiles import SCALE
 
-from selftests.simrack import SimRack, skip_reason
+from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite
 from selftests.test_bondrate import ports_on
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+pytestmark = rack_marks()
 
 SRC, DST = ("thor-1", "10.10.0.11"), ("thor-2", "10.10.0.12")
 SERVER_PORTS = [5201, 5202, 5203, 5204]   # traffic.iperf3's first choice for four servers

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from selftests.simrack import SimRack, skip_reason, unique_name
+from selftests.simrack import SimRack, rack_marks, unique_name
 from selftests.suite import run_suite
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+pytestmark = rack_marks()
 
 MODEL = "llama-3.1-8b@thor-2"
 

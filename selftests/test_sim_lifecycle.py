@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from rackproof.sim.state import RackState
-from selftests.simrack import SimRack, compare, snapshot, skip_reason, unique_name
+from selftests.simrack import SimRack, compare, rack_marks, snapshot, unique_name
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+pytestmark = rack_marks()
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -186,3 +186,11 @@ def test_add_parser_registers_sim_on_a_subparsers_object():
     from rackproof.sim.cli import _run_args
     run = parser.parse_args(["sim", "run", "thor5", "--name", "x", "--", "-q", "--name", "y"])
     assert (_run_args(run), run.name) == (["-q", "--name", "y"], "x")
+
+
+def test_every_module_that_brings_up_racks_is_run_in_turn_with_the_others():
+    """selftests/conftest.py sends rack modules to one xdist worker by their names."""
+    from selftests.conftest import RACK_MODULE
+    modules = [p for p in Path(__file__).parent.glob("test_*.py") if "SimRack(" in p.read_text()]
+    assert len(modules) >= 7
+    assert [p.name for p in modules if not RACK_MODULE.search(f"selftests/{p.name}::test_x")] == []

@@ -14,9 +14,9 @@ from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
 from rackproof.probes.nccl import parse_nccl
 from rackproof.probes.nvidia_smi import parse_nvidia_smi_query
 from rackproof.probes.perftest import parse_ib_write_bw
-from selftests.simrack import SimRack, skip_reason
+from selftests.simrack import SimRack, rack_marks
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+pytestmark = rack_marks()
 
 
 @pytest.fixture(scope="module")

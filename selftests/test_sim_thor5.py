@@ -15,9 +15,9 @@ from rackproof.inventory import load_inventory
 from rackproof.sim.netns import has_default_route
 from rackproof.sim.profiles import SCALE
 
-from selftests.simrack import SimRack, skip_reason
+from selftests.simrack import SimRack, rack_marks
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+pytestmark = rack_marks()
 
 NODES = [f"thor-{i}" for i in range(1, 6)]
 LANE_MBIT = 25000 * SCALE

@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from selftests.simrack import SimRack, skip_reason
+from selftests.simrack import SimRack, rack_marks
 from selftests.suite import REPO
 from selftests.test_acceptance_sim import leftovers
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+pytestmark = rack_marks()
 
 
 @pytest.fixture(scope="module")
