@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Literal
 
 from .inventory import Expect
-from .measure import Expectation
+from .measure import Expectation, Measurement
 
 # (from, to) -> factor: the only unit conversions the suite makes
 _FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("s", "ms"): 1e3}
@@ -89,3 +89,10 @@ REFERENCES = {r.name: r for r in (
 
 def reference(name: str) -> Reference:
     return REFERENCES[name]
+
+
+def measured(name: str, subject: str, value: float, unit: str, expect: Expect, **counts) -> Measurement:
+    """The figure as the report keeps it: in its reference's unit, rounded, with its expectation."""
+    ref = reference(name)
+    return Measurement(ref.kind, subject, round(convert(value, unit, ref.unit), 3), ref.unit,
+                       ref.expectation(expect, **counts))

@@ -18,7 +18,7 @@ from rackproof import serving
 from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
 from rackproof.inventory import parse_inventory
-from rackproof.measure import Measurement
+from rackproof.references import measured
 from rackproof.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
 from selftests.robustness import sample
 from selftests.suite import EXAMPLES
@@ -104,8 +104,9 @@ def hosts_of(inventory, answers: dict) -> dict[str, Host]:
             if n.name in answers}
 
 
-def measure(kind, subject, value, unit, expectation=None) -> Measurement:
-    return Measurement(kind, subject, round(value, 3), unit, expectation)
+def measure_in(inventory):
+    """The plugin's `measure` for checks called here: figures judged against that inventory's references."""
+    return lambda name, subject, value, unit, **counts: measured(name, subject, value, unit, inventory.expect, **counts)
 
 
 def no_guards(*_):
@@ -147,17 +148,18 @@ def engine_on(hosts, node: str) -> EngineTarget:
 
 
 def engine_check(hosts):
-    return engine_checks.test_engine_answers_from_the_agent_node, engine_on(hosts, "thor-2"), THOR_PAIR, hosts, measure
+    return (engine_checks.test_engine_answers_from_the_agent_node, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
+            measure_in(THOR_PAIR))
 
 
 def agent_check(hosts):
-    return (agent_checks.test_agent_streams_each_model, engine_on(hosts, "thor-2"), THOR_PAIR, hosts, "key", measure,
-            no_guards)
+    return (agent_checks.test_agent_streams_each_model, engine_on(hosts, "thor-2"), THOR_PAIR, hosts, "key",
+            measure_in(THOR_PAIR), no_guards)
 
 
 def comparison_check(hosts):
     return (agent_checks.test_remote_model_keeps_up_with_the_local_one, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
-            "key", measure, no_guards)
+            "key", measure_in(THOR_PAIR), no_guards)
 
 
 SERVING_CHECKS = [engine_check, agent_check, comparison_check]
@@ -236,11 +238,11 @@ DEVICES = ("rocep1s0f1", "roceP2p1s0f1")
 
 
 def roce_check(hosts):
-    return cx7_checks.test_roce_bandwidth_over_the_port, Pair(hosts["spark-1"], hosts["spark-2"]), SPARK_PAIR, measure
+    return cx7_checks.test_roce_bandwidth_over_the_port, Pair(hosts["spark-1"], hosts["spark-2"]), SPARK_PAIR, measure_in(SPARK_PAIR)
 
 
 def nccl_check(hosts):
-    return cx7_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR, measure
+    return cx7_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR, measure_in(SPARK_PAIR)
 
 
 def test_roce_and_nccl_pass_on_good_runs(tmp_path):

@@ -41,7 +41,7 @@ from rackproof.probes.ping import PingResult, parse_ping, parse_ping_batch
 from rackproof.probes.sockets import parse_ss_listen, scope
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.sshcheck import classify_ssh_failure
-from rackproof.probes.system import parse_one_word
+from rackproof.probes.system import parse_answer
 from selftests.robustness import (
     adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples, value_or_parse_error)
 
@@ -104,7 +104,7 @@ PARSERS = [
     Parser(parse_nccl, NcclResult, samples("nccl_*")),
     Parser(parse_mode_owner, (FileMode, type(None)), samples("stat_*")),
     Parser(parse_file_list, tuple, samples("grep_l_*")),
-    Parser(parse_one_word, str, samples("hostname_*", "id_un_*"), check=lambda word: word and not word.isspace()),
+    Parser(parse_answer, str, samples("hostname_*", "id_un_*"), check=lambda answer: answer == answer.strip()),
     Parser(parse_nvidia_smi_query, tuple, samples("nvidia_smi_*"),
            args=st.tuples(st.lists(st.sampled_from(GPU_FIELDS) | st.text(max_size=8), min_size=1, max_size=7)),
            fixed_args=(["name", "memory.total"],)),

@@ -68,8 +68,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     made = yield
-    evidence.annotate(item, call, made)
-    report.annotate(item, call, made)
+    if options.in_suite(item):   # the plugin is loaded in every pytest session: others' tests are left alone
+        evidence.annotate(item, call, made)
+        report.annotate(item, call, made)
     return made
 
 

@@ -9,6 +9,6 @@ def plain(value):
         return [plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (str, int, float, bool)):
+    if value is None or type(value) in (str, int, float, bool):
         return value
-    return str(value)
+    return str(value)   # an enum (IntEnum too), a path, an object: its text
