@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from rackproof import bondhash
+from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave, render_bonding
 
 HASH_BITS = 2          # the static stand-in's buckets: two bits of each port, 4 buckets
 BOND_PEER = "bond0p"
@@ -97,22 +98,8 @@ SWITCH_SYSTEM_MAC = "b8:59:9f:2a:10:00"   # the LAG partner (the switch)
 
 def bonding_view(node_index: int, bond: dict, lanes: list[dict], *, kernel: str = "6.8.12-tegra") -> str:
     """The kernel's /proc/net/bonding/bond0 text for a bond whose lanes are `lanes`:
-    [{name, up, speed, mac, failures}], in bond order. Uses rackproof.probes.bonding's
-    renderer when it exists, so the parser and the rack agree on one format."""
-    try:
-        from rackproof.probes.bonding import render_bonding  # type: ignore
-    except Exception:  # noqa: BLE001 - the probes package may not have it (yet)
-        render_bonding = None
-    if render_bonding is not None:
-        try:
-            return _render_with_probe(render_bonding, node_index, bond, lanes, kernel)
-        except Exception:  # noqa: BLE001 - fall back to our own text
-            pass
-    return _render(node_index, bond, lanes, kernel)
-
-
-def _render_with_probe(render_bonding, node_index, bond, lanes, kernel) -> str:
-    from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave  # type: ignore
+    [{name, up, speed, mac, failures}], in bond order, printed by rackproof.probes.bonding's
+    renderer, so the parser and the rack agree on one format."""
     up = any(lane["up"] for lane in lanes)
     slaves = []
     for k, lane in enumerate(lanes, start=1):
@@ -132,71 +119,3 @@ def _render_with_probe(render_bonding, node_index, bond, lanes, kernel) -> str:
         lacp_rate="slow", system_mac=bond["mac"], active_aggregator_id=1 if up else None,
         partner_mac=SWITCH_SYSTEM_MAC if up else None, slaves=tuple(slaves))
     return render_bonding(info, bond.get("name", "bond0"))
-
-
-def _render(node_index: int, bond: dict, lanes: list[dict], kernel: str) -> str:
-    up = [lane for lane in lanes if lane["up"]]
-    key = 15
-    active_agg = 1 if up else 0
-    out = [
-        f"Ethernet Channel Bonding Driver: v{kernel}",
-        "",
-        "Bonding Mode: IEEE 802.3ad Dynamic link aggregation",
-        "Transmit Hash Policy: layer3+4 (1)",
-        f"MII Status: {'up' if up else 'down'}",
-        f"MII Polling Interval (ms): {bond.get('miimon', 100)}",
-        "Up Delay (ms): 0",
-        "Down Delay (ms): 0",
-        "Peer Notification Delay (ms): 0",
-        "",
-        "802.3ad info",
-        "LACP active: on",
-        "LACP rate: slow",
-        "Min links: 0",
-        "Aggregator selection policy (ad_select): stable",
-        "System priority: 65535",
-        f"System MAC address: {bond['mac']}",
-    ]
-    if up:
-        out += [
-            "Active Aggregator Info:",
-            f"\tAggregator ID: {active_agg}",
-            f"\tNumber of ports: {len(up)}",
-            f"\tActor Key: {key}",
-            f"\tPartner Key: {node_index}",
-            f"\tPartner Mac Address: {SWITCH_SYSTEM_MAC}",
-        ]
-    else:
-        out += ["bond bond0 has no active aggregator"]
-    for k, lane in enumerate(lanes, start=1):
-        is_up = lane["up"]
-        out += [
-            "",
-            f"Slave Interface: {lane['name']}",
-            f"MII Status: {'up' if is_up else 'down'}",
-            f"Speed: {lane['speed']} Mbps" if is_up else "Speed: Unknown",
-            "Duplex: full" if is_up else "Duplex: Unknown",
-            f"Link Failure Count: {lane.get('failures', 0)}",
-            f"Permanent HW addr: {lane['mac']}",
-            "Slave queue ID: 0",
-            f"Aggregator ID: {active_agg if is_up else len(lanes) + k}",
-            f"Actor Churn State: {'none' if is_up else 'churned'}",
-            f"Partner Churn State: {'none' if is_up else 'churned'}",
-            "Actor Churned Count: 0",
-            f"Partner Churned Count: {lane.get('failures', 0)}",
-            "details actor lacp pdu:",
-            "    system priority: 65535",
-            f"    system mac address: {bond['mac']}",
-            f"    port key: {key if is_up else 0}",
-            "    port priority: 255",
-            f"    port number: {k}",
-            f"    port state: {61 if is_up else 69}",
-            "details partner lacp pdu:",
-            "    system priority: 65535" if is_up else "    system priority: 65535",
-            f"    system mac address: {SWITCH_SYSTEM_MAC if is_up else '00:00:00:00:00:00'}",
-            f"    oper key: {node_index if is_up else 1}",
-            "    port priority: 255",
-            f"    port number: {k if is_up else 1}",
-            f"    port state: {61 if is_up else 1}",
-        ]
-    return "\n".join(out) + "\n"

@@ -26,11 +26,9 @@ TOOLS = {
     "mpirun": "nccl",
     "all_gather_perf": "nccl",
     "all_reduce_perf": "nccl",
-    "sinfo": "slurm",
-    "scontrol": "slurm",
 }
 
-THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "dpkg-query", "sinfo", "scontrol"]
+THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "dpkg-query"]
 SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "nvidia-smi", "dpkg-query", "mpirun",
                "all_gather_perf", "all_reduce_perf"]
 
