@@ -396,6 +396,14 @@ class Inventory(Model):
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
 
+    def expectations_changed(self) -> list[dict]:
+        """The [expect] settings this file gives other values than the platform's defaults, in
+        schema order: {setting, value, default}. The report shows them with the verdict, so a
+        bound lowered (or raised, or a version pinned) in cluster.toml is never out of sight."""
+        defaults = Expect(**PLATFORM_DEFAULTS.get(self.cluster.platform, {}))
+        return [{"setting": name, "value": getattr(self.expect, name), "default": getattr(defaults, name)}
+                for name in Expect.model_fields if getattr(self.expect, name) != getattr(defaults, name)]
+
     def at(self, step: int) -> "ClusterAtStep":
         """The cluster as it stands at build step `step`."""
         return ClusterAtStep(self, step)

@@ -40,6 +40,11 @@ def test_results_json_validates_and_junit_lists_the_failures(pytester):
     assert header["started"] <= header["finished"] and header["exit_status"] == 1
     for text in ("CHG-1234", "ops@example", header["inventory"]["sha256"], "rackproof acceptance report"):
         assert text in run.html
+    # the recording's cluster.toml pins releases and sets the simulated lanes' rate: both said with the verdict
+    assert {c["setting"]: (c["value"], c["default"]) for c in header["expectations_changed"]} == {
+        "lane_rate_gbps": (0.25, None), "l4t_release": ("R38.2.0", None), "jetpack_version": ("7.0", None),
+        "iperf_seconds": (3, 5)}
+    assert "<code>lane_rate_gbps = 0.25</code>" in run.html and "(default none)" in run.html
     digest = hashlib.sha256((run.folder / "report.html").read_bytes()).hexdigest()
     assert run.results["report_html_sha256"] == digest and f"report.html sha256: {digest}" in run.output
 

@@ -23,7 +23,7 @@ from . import baseline as baseline_diff
 from . import facts, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, Phase, judge, merged_properties, split_message
 
-SCHEMA_VERSION = "2.0"   # 2.0: the verdict INCOMPLETE and the run's coverage
+SCHEMA_VERSION = "2.1"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -145,6 +145,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
             "inventory": {"path": run.inventory_path, "sha256": sha256_of(run.inventory_path)},
             "rackproof_version": rackproof.__version__, "command_line": run.command_line,
             "replay": run.replay, "xdist_workers": run.xdist_workers, "exit_status": run.exit_status,
+            "expectations_changed": inventory.expectations_changed(),
         },
         "verdict": verdict.decide(tests, coverage),
         "counts": _counts(tests),

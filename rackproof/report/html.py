@@ -61,6 +61,15 @@ def _time(iso: str) -> str:
     return iso.replace("T", " ")
 
 
+def _setting(value) -> str:
+    """An [expect] value as cluster.toml writes it."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, str) else f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _header(doc: dict, files: list[tuple[str, str]]) -> str:
     run, verdict = doc["run"], doc["verdict"]
     decision = verdict["decision"]
@@ -78,6 +87,11 @@ def _header(doc: dict, files: list[tuple[str, str]]) -> str:
     ]
     if run["replay"]:
         rows.append(("Answers from", f"recording <code>{escape(run['replay'])}</code> (not the live cluster)"))
+    changed = run["expectations_changed"]
+    rows.append(("Expectations changed by the inventory", "<br>".join(
+        f"<code>{escape(c['setting'])} = {escape(_setting(c['value']))}</code> "
+        f"<span class=\"muted\">(default {escape(_setting(c['default']))})</span>" for c in changed)
+        or '<span class="muted">none: the platform\'s defaults</span>'))
     rows.append(("Workers", f"{run['xdist_workers']} (pytest-xdist)" if run["xdist_workers"] else "serial run"))
     rows.append(("Files", " · ".join(f'<a href="{escape(href)}">{escape(label)}</a>' for label, href in files)))
     counts = " ".join(f'{_outcome(o)} {doc["counts"][o]}' for o in OUTCOMES)
