@@ -9,7 +9,7 @@ the same module for a checkout that is not installed (pytest loads a plugin once
     evidence   what a check leaves: commands run, figures, capability, its message
     report     the acceptance report (one folder per run) and the verdict's coverage
     serving    the agent's access key, a secret for the whole run
-    scheduling xdist: tests dealt to workers one at a time
+    scheduling xdist: tests dealt to workers one at a time (--maxschedchunk 1)
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # first: pytest-html and junitxml read htmlpath and xmlpath in their own pytest_configure
     options.load(config)
     report.start(config)
+    scheduling.deal_one_by_one(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -72,11 +73,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         evidence.annotate(item, call, made)
         report.annotate(item, call, made)
     return made
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    return scheduling.deal_one_by_one(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)
