@@ -19,6 +19,7 @@ from typing import Sequence
 from . import bondhash, traffic
 from .explain import SLOW_LANE_CAUSES
 from .host import Host, ProbeFailed
+from .probes.ethtool import ETHTOOL
 from .probes.iperf import IperfResult, IperfStream
 
 # A stream alone on a healthy lane gets 90% of it or more (the one-stream check's floor). Two
@@ -37,11 +38,11 @@ class BondedRate:
     receiver: Host
     address: str
     lane_bps: float
-    attempts: tuple[IperfResult, ...]   # as run: the first, and the retry when the first had streams sharing a lane
+    attempts: tuple[IperfResult, ...]   # as run: the first, and the retry when the first was short
 
     @property
     def best(self) -> IperfResult:
-        return max(self.attempts, key=lambda result: result.received_bps)
+        return traffic.best(self.attempts)
 
     @property
     def others(self) -> tuple[IperfResult, ...]:
@@ -115,22 +116,17 @@ class BondedRate:
 
 def measure(sender: Host, receiver: Host, address: str, lane_bps: float, floor_bps: float, seconds: int,
             streams: int = 4, first_ports: Sequence[int] | None = None) -> BondedRate:
-    """-P `streams` from sender to receiver's `address` over their bonds, once, and once more
-    with other client ports when the first falls short of `floor_bps`: two streams on one lane
-    (an unlucky hash) or a moment's load is not a slow bond, and a slow member fails both times.
-    `first_ports` imposes the first attempt's client ports."""
-    first = traffic.iperf3(sender, receiver, address, streams, seconds, client_ports=first_ports)
-    attempts = (first,)
-    if first.received_bps < floor_bps:
-        attempts += (traffic.iperf3(sender, receiver, address, streams, seconds, attempt=1),)
-    return BondedRate(sender, receiver, address, lane_bps, attempts)
+    """-P `streams` from sender to receiver's `address` over their bonds, measured once more when
+    short (traffic.attempts). `first_ports` imposes the first attempt's client ports."""
+    return BondedRate(sender, receiver, address, lane_bps,
+                      traffic.attempts(sender, receiver, address, floor_bps, seconds, streams, first_ports))
 
 
 def _member(host: Host, name: str, lane_mbps: int) -> tuple[str, int | None, bool]:
     """(what is wrong with this bond member, or "", its speed, whether ethtool could tell)."""
     where = f"{host.name} {name} (switch port {host.spec.lane(name).switch_port})"
     try:
-        link = host.ethtool(name)
+        link = host.read(ETHTOOL, interface=name)
     except ProbeFailed as error:
         return f"ethtool could not tell the speed of {where} ({error.reason})", None, False
     if link.link_detected is False or link.speed_mbps is None:

@@ -14,6 +14,7 @@ from typing import Iterator
 
 from .host import Host, ProbeFailed
 from .probe import Probe
+from .probes.bonding import BONDING
 
 SUDO_HINT = ("the login must be able to run `sudo -n ip link set dev LANE down|up` without a password "
              "(a sudoers.d rule for these two commands is enough)")
@@ -53,7 +54,7 @@ def wait_rejoined(host: Host, bond: str, lane: str, seconds: float, poll: float 
     last view read and whether it rejoined within `seconds` (LACP needs a few PDUs)."""
     deadline = time.monotonic() + seconds
     while True:
-        view = host.bonding(bond)
+        view = host.read(BONDING, bond=bond)
         member = next((s for s in view.slaves if s.name == lane), None)
         if member and member.mii_status == "up" and member.aggregator_id == view.active_aggregator_id:
             return view, True

@@ -15,14 +15,9 @@ from typing import Callable, TypeVar
 from .inventory import Inventory, Node
 from .probe import Command, Probe
 from .probes import ParseError
-from .probes.bonding import BONDING
-from .probes.ethtool import ETHTOOL
-from .probes.fec import FEC
-from .probes.getent import GETENT_HOSTS
 from .probes.ibdev2netdev import IBDEV2NETDEV
 from .probes.ip import ADDRESSES, ROUTE_GET
 from .probes.ping import PING_BATCH
-from .probes.system import HOSTNAME, LOGIN
 from .remote import EvidenceLog, LocalTransport, Remote, Result, SshTransport
 from .replay import Recording, RecordingTransport, ReplayTransport
 
@@ -65,7 +60,7 @@ class Host:
         commands = {label: probe.command(**values, **{field: label}) for label in labels}
         out = self.read(BATCH, commands=Command("; ".join(
             f"{SECTION.command(marker=_SECTION + str(label))}; {command}" for label, command in commands.items())))
-        return self.parse_sections(out, labels, lambda text: probe.parse(text, values), describe=commands.get)
+        return self._sections(out, labels, lambda text: probe.parse(text, values), commands.get)
 
     def read_at_once(self, commands: dict[str, Command], parse: Callable[[str], T], timeout: float,
                      describe: Callable[[str], str] | None = None) -> dict[str, T]:
@@ -76,7 +71,7 @@ class Host:
         shown = "; ".join(f"{SECTION.command(marker=_SECTION + label)}; {SHOW.command(index=k)}"
                           for k, label in enumerate(commands))
         out = self.read(AT_ONCE, timeout=timeout, started=Command(started), shown=Command(shown))
-        return self.parse_sections(out, list(commands), parse, describe=describe or commands.get)
+        return self._sections(out, list(commands), parse, describe or commands.get)
 
     def _parsed(self, result: Result, parse: Callable[[str], T], ok_exit: tuple[int, ...]) -> T:
         if result.exit_status not in ok_exit:
@@ -86,27 +81,14 @@ class Host:
         except ParseError as e:
             raise ProbeFailed(self.name, result, f"printed something the {e.tool} parser cannot read: {e.reason}") from None
 
-    def parse_sections(self, text: str, labels, parser, describe: Callable[[str], str] = "(the part for {})".format
-                       ) -> dict:
+    def _sections(self, text: str, labels, parse: Callable[[str], T], describe: Callable[[str], str]) -> dict:
         """label -> parsed part, for output made of SECTION markers and what followed each.
-        A part the parser cannot read fails as `describe(label)`: what printed that part (its command)."""
+        A part that cannot be read fails as the command describe(label) names, with that part."""
         parts = dict(_SECTION_SPLIT.findall(text))
-        parsed = {}
-        for label in labels:
-            try:
-                parsed[label] = parser(parts.get(str(label), ""))
-            except ParseError as e:
-                raise ProbeFailed(self.name, Result(str(describe(label)), 0, parts.get(str(label), ""), "", 0.0),
-                                  f"printed something the {e.tool} parser cannot read: {e.reason}") from None
-        return parsed
+        return {label: self._parsed(Result(str(describe(label)), 0, parts.get(str(label), ""), "", 0.0), parse, (0,))
+                for label in labels}
 
-    # --- facts (what tests ask a node for most) -----------------------------------------
-    def ethtool(self, interface: str):
-        return self.read(ETHTOOL, interface=interface)
-
-    def fec(self, interface: str):
-        return self.read(FEC, interface=interface)
-
+    # --- facts that need more than one probe's answer as it is -------------------------
     def interfaces(self):
         return {i.name: i for i in self.read(ADDRESSES)}
 
@@ -114,25 +96,12 @@ class Host:
         """address -> Route, all looked up in one command."""
         return self.read_each(ROUTE_GET, addresses)
 
-    def resolve(self, names):
-        """name -> addresses as this node resolves them (one getent for all names)."""
-        return self.read(GETENT_HOSTS, names=list(names))
-
     def ping(self, targets, count: int = 3):
         targets = list(targets)
         return self.read(PING_BATCH, timeout=30 + 2 * len(targets) * count, targets=targets, count=count)
 
-    def bonding(self, bond: str = "bond0"):
-        return self.read(BONDING, bond=bond)
-
     def rdma_links(self):
         return {m.netdev: m for m in self.read(IBDEV2NETDEV)}
-
-    def hostname(self) -> str:
-        return self.read(HOSTNAME)
-
-    def login_name(self) -> str:
-        return self.read(LOGIN)
 
 
 _SECTION = "### rackproof-section "

@@ -8,7 +8,7 @@ A value is a tuple of names, node names first: ("thor-3", "mgbe1_0") is a lane o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from . import schedule
@@ -64,9 +64,11 @@ class Kind:
     name: str
     values: Callable[[ClusterAtStep], list[tuple]]
     touches: Callable[[tuple, ClusterAtStep], Subjects]
-    id: Callable[[tuple], str] = ":".join
-    whole_cluster: bool = False     # one value for the whole cluster: --node does not narrow it
-    doc: str = field(default="", compare=False)
+    name_value: Callable[[tuple], str] = ":".join
+    whole_cluster: bool = False     # one value for the whole cluster: id "all", and --node does not narrow it
+
+    def id(self, value: tuple) -> str:
+        return "all" if self.whole_cluster else self.name_value(value)
 
 
 def _pairs_in_rounds(names: list[str], cluster: ClusterAtStep) -> list[tuple[str, str]]:
@@ -115,9 +117,8 @@ def _whole(names: list[str], at_least: int) -> list[tuple]:
 
 KINDS = {k.name: k for k in (
     Kind("node", lambda c: [(name,) for name in _names(c)], _first_node),
-    Kind("cluster_node", lambda c: [(name,) for name in _names(c, lambda n: n.address)], _first_node,
-         doc="a node with a cluster address"),
-    Kind("bonded_node", lambda c: [(name,) for name in _names(c, c.bonded)], _bond, doc="a node and its bond"),
+    Kind("cluster_node", lambda c: [(name,) for name in _names(c, lambda n: n.address)], _first_node),  # addressed
+    Kind("bonded_node", lambda c: [(name,) for name in _names(c, c.bonded)], _bond),   # the node and its bond
     Kind("cx7_node", lambda c: [(name,) for name in _names(c, lambda n: n.cx7)], _first_node),
     Kind("lane", lambda c: [(n.name, lane.name) for n, lane in c.lanes], _interface),
     Kind("cx7", lambda c: [(n.name, x.name) for n in c.nodes for x in n.cx7], _interface),
@@ -126,10 +127,10 @@ KINDS = {k.name: k for k in (
     Kind("cx7_pair", lambda c: _pairs_in_rounds(_names(c, lambda n: n.cx7), c), _pair, _pair_id),
     Kind("bond_pair", lambda c: _ring(_names(c, c.bonded)), _pair, _pair_id),
     # checks of the whole cluster network, or of a collective across every CX7 node
-    Kind("cluster_network", lambda c: _whole(_names(c, lambda n: n.address), 2), _nodes, lambda v: "all", True),
+    Kind("cluster_network", lambda c: _whole(_names(c, lambda n: n.address), 2), _nodes, whole_cluster=True),
     Kind("cx7_cluster", lambda c: _whole(_names(c, lambda n: n.cx7), 2) if c.expect.run_nccl else [], _nodes,
-         lambda v: "all", True),
-    Kind("every_node", lambda c: _whole(_names(c), 1), _nodes, lambda v: "all", True),
+         whole_cluster=True),
+    Kind("every_node", lambda c: _whole(_names(c), 1), _nodes, whole_cluster=True),
     # serving: engines of nodes that have joined, the agent (its node first)
     Kind("engine", lambda c: _joined_engines(c, routed=False), _first_node, _engine_id),
     Kind("routed_engine", lambda c: _joined_engines(c, routed=True), _first_node, _engine_id),

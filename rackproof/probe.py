@@ -59,11 +59,13 @@ def _quoted(value) -> str:
 
 
 def catalog() -> list[Probe]:
-    """Every probe, in the order a run meets them: facts first, then traffic and disruption."""
-    from . import disrupt, host, traffic
-    from .probes import (agent, bonding, ethtool, fec, getent, ibdev2netdev, iperf, ip, jetson, nccl, netplan,
-                         nvidia_smi, perftest, ping, sockets, sshcheck, system)
-    modules = (ethtool, fec, ip, getent, ping, bonding, ibdev2netdev, system, sshcheck, jetson, nvidia_smi, sockets,
-               agent, netplan, nccl, host, iperf, perftest, traffic, disrupt)
-    found = [value for module in modules for value in vars(module).values() if isinstance(value, Probe)]
+    """Every probe: each tool's (every module of rackproof.probes, found, not listed), then the
+    batches, traffic and disruption built from them."""
+    import importlib
+    import pkgutil
+
+    from . import disrupt, host, probes, traffic
+    tools = [importlib.import_module(f"{probes.__name__}.{m.name}") for m in pkgutil.iter_modules(probes.__path__)]
+    found = [value for module in (*tools, host, traffic, disrupt) for value in vars(module).values()
+             if isinstance(value, Probe)]
     return list(dict.fromkeys(found))  # a probe imported by another module is listed once

@@ -76,26 +76,36 @@ def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds
     The result holds the sums and every stream."""
     if streams > 1 and sender.spec.bond is not None:
         return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
-    lifetime = seconds + WARM_UP_SECONDS + 30
+    lifetime = _lifetime(seconds)
     with server(receiver, _iperf3_server(address), lifetime=lifetime) as port:
         return sender.read(IPERF3_CLIENT, timeout=lifetime, address=address, port=port, seconds=seconds,
                            streams=streams)
 
 
-def one_stream_attempts(sender: Host, receiver: Host, address: str, floor_bps: float, seconds: int
-                        ) -> list[IperfResult]:
-    """One TCP stream, measured once more when it came in under `floor_bps`: a moment's load on
-    a node or on the path is not a slow lane, and a slow lane fails both times. Every attempt,
-    the best last."""
-    attempts = [iperf3(sender, receiver, address, 1, seconds)]
-    if attempts[0].received_bps < floor_bps:
-        attempts.append(iperf3(sender, receiver, address, 1, seconds))
-    return sorted(attempts, key=lambda r: r.received_bps)
+def attempts(sender: Host, receiver: Host, address: str, floor_bps: float, seconds: int, streams: int = 1,
+             first_ports: Sequence[int] | None = None) -> tuple[IperfResult, ...]:
+    """Measured, and once more when the figure came in under `floor_bps`: a moment's load on a
+    node or on the path, or two -P streams an unlucky hash put on one bond lane, is not a slow
+    link, and a slow one fails both times (the second -P run takes other client ports).
+    `first_ports` imposes the first run's client ports. Every run, in the order run."""
+    first = iperf3(sender, receiver, address, streams, seconds, client_ports=first_ports)
+    if first.received_bps >= floor_bps:
+        return (first,)
+    return first, iperf3(sender, receiver, address, streams, seconds, attempt=1)
+
+
+def best(runs: Sequence[IperfResult]) -> IperfResult:
+    return max(runs, key=lambda result: result.received_bps)
+
+
+def _lifetime(seconds: int) -> float:
+    """How long a measurement's server may live: the run, its warm-up, and time to start."""
+    return seconds + WARM_UP_SECONDS + 30
 
 
 def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: int, attempt: int,
             client_ports: Sequence[int] | None) -> IperfResult:
-    lifetime = seconds + WARM_UP_SECONDS + 30
+    lifetime = _lifetime(seconds)
     with ExitStack() as stack:
         # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...) and client
         # ports computed from them: the same run asks the same commands, so a recording replays

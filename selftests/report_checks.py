@@ -9,6 +9,7 @@ these checks as it fails the real ones, before any figure.
 
 import pytest
 
+from rackproof.probes.system import HOSTNAME
 from rackproof.references import REFERENCES, Reference
 
 # figures of their own, with a target above the floor so that a figure between them is warned
@@ -24,8 +25,8 @@ TOKENS_PER_S = {"thor-1": 41.0, "thor-2": 40.2, "thor-3": 12.5, "thor-4": 39.8, 
 
 @pytest.mark.capability("cluster network bandwidth")
 def test_synthetic_pair_rate(pair, measure):
-    pair.dst.hostname()   # as iperf3 does: the server on the receiver, then the client on the sender
-    pair.src.hostname()
+    pair.dst.read(HOSTNAME)   # as iperf3 does: the server on the receiver, then the client on the sender
+    pair.src.read(HOSTNAME)
     rate = PLANTED_RATES.get((pair.src.name, pair.dst.name), 23.8)
     m = measure("synthetic.lane", pair.where, rate, "Gbit/s")
     assert m.verdict != "failed", f"{pair.where}: iperf3 one stream: {m}. Usual cause: a lane negotiated lower"
@@ -34,7 +35,7 @@ def test_synthetic_pair_rate(pair, measure):
 @pytest.mark.capability("serving on each node")
 def test_synthetic_tokens(node, measure, facts):
     facts(node.name, "jetpack", "7.0")
-    node.hostname()
+    node.read(HOSTNAME)
     m = measure("synthetic.tokens", f"qwen3-8b on {node.name}", TOKENS_PER_S[node.name], "tokens/s")
     assert m.verdict != "failed", f"{node.name}: {m}"
 

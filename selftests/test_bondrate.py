@@ -9,7 +9,7 @@ import pytest
 from rackproof import bondhash, bondrate, traffic
 from rackproof.host import ProbeFailed
 from rackproof.inventory import load_inventory
-from rackproof.probes.ethtool import LinkInfo
+from rackproof.probes.ethtool import ETHTOOL, LinkInfo
 from rackproof.probes.iperf import IperfResult, IperfStream
 from rackproof.references import lane_gbps
 from rackproof.remote import Result
@@ -29,7 +29,9 @@ class Node:
     def spec(self):
         return INVENTORY.node(self.name)
 
-    def ethtool(self, lane):
+    def read(self, probe, interface):
+        assert probe is ETHTOOL
+        lane = interface
         speed = self.speeds.get(lane, 25000)
         if isinstance(speed, str):
             raise ProbeFailed(self.name, Result(f"LC_ALL=C ethtool {lane}", 1, "", speed, 0.0), "exited with status 1")

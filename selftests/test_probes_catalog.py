@@ -13,6 +13,7 @@ from rackproof.probe import Command, Probe, catalog
 from selftests.suite import REPO
 
 HOSTILE = "a b;$(touch /tmp/rackproof-pwned)"
+HOSTILE_ONE_WORD = "x;$(touch${IFS}/tmp/rackproof-pwned)"   # for probes that refuse whitespace outright
 PROBES = catalog()
 
 
@@ -21,17 +22,31 @@ def test_names_are_distinct():
     assert len(names) == len(set(names)) and len(names) >= 30
 
 
-@pytest.mark.parametrize("probe", PROBES, ids=[p.name for p in PROBES])
+WITH_VALUES = [p for p in PROBES if p.fields()]
+
+
+LISTS = {"targets", "packages", "names"}   # fields that take a list: one quoted word each
+
+
+def _hostile(probe: Probe, word: str) -> dict:
+    values = {field: [word] if field in LISTS else word for field in probe.fields()}
+    return values | ({"count": 1} if "count" in values else {})   # a number of pings, checked as one
+
+
+@pytest.mark.parametrize("probe", WITH_VALUES, ids=[p.name for p in WITH_VALUES])
 def test_every_value_is_quoted(probe):
-    fields = probe.fields()
-    values = {field: HOSTILE for field in fields} | {k: "x" for k in probe.parser_takes if k not in fields}
+    only_parser = {k: "x" for k in probe.parser_takes if k not in probe.fields()}
+    hostile = HOSTILE
     try:
-        command = probe.command(**values)
-    except ValueError:  # the probe refuses such a value outright (ping targets, package names)
-        return
-    quoted = "'" + HOSTILE + "'"
-    assert command.count(quoted) == sum(1 for _, field, _, _ in Formatter().parse(probe.template) if field)
-    assert HOSTILE not in command.replace(quoted, "")
+        command = probe.command(**_hostile(probe, hostile), **only_parser)
+    except ValueError:   # refused by the probe's own check (ping: no whitespace in a target)
+        assert probe.check is not None
+        hostile = HOSTILE_ONE_WORD
+        command = probe.command(**_hostile(probe, hostile), **only_parser)
+    quoted = "'" + hostile + "'"
+    given = [field for _, field, _, _ in Formatter().parse(probe.template) if field and field != "count"]
+    assert given and command.count(quoted) == len(given)
+    assert hostile not in command.replace(quoted, "")
 
 
 def test_only_a_probe_built_command_goes_in_as_it_is():

@@ -1,5 +1,5 @@
-"""One stream measured once more when it came in short: a moment's load is not a slow lane,
-and a slow lane fails both attempts (every attempt kept, the best last)."""
+"""A rate measured once more when it came in short: a moment's load is not a slow lane, and a
+slow lane fails both attempts (every attempt kept, in the order run; the best is judged)."""
 
 import pytest
 
@@ -22,16 +22,23 @@ def answers(monkeypatch):
 
 def attempts(answers, *figures):
     answers.extend(figures)
-    return [r.received_bps for r in traffic.one_stream_attempts(None, None, "10.10.0.12", FLOOR, 5)]
+    runs = traffic.attempts(None, None, "10.10.0.12", FLOOR, 5)
+    assert traffic.best(runs) is max(runs, key=lambda r: r.received_bps)
+    return [r.received_bps for r in runs]
 
 
 def test_a_rate_over_the_floor_is_measured_once(answers):
     assert attempts(answers, 239e6) == [239e6]
 
 
-def test_a_short_first_attempt_is_measured_again_and_the_best_comes_last(answers):
+def test_a_short_first_attempt_is_measured_again(answers):
     assert attempts(answers, 201e6, 238e6) == [201e6, 238e6]
 
 
+def test_the_better_attempt_is_judged_whichever_came_first(answers):
+    answers.extend([224e6, 219e6])
+    assert traffic.best(traffic.attempts(None, None, "10.10.0.12", FLOOR, 5)).received_bps == 224e6
+
+
 def test_a_slow_lane_is_short_both_times(answers):
-    assert attempts(answers, 95e6, 97e6)[-1] < FLOOR
+    assert max(attempts(answers, 95e6, 97e6)) < FLOOR

@@ -4,12 +4,14 @@ import pytest
 
 from rackproof import addressing
 from rackproof.explain import mismatch
+from rackproof.probes.getent import GETENT_HOSTS
+from rackproof.probes.system import HOSTNAME
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
 
 def test_hostname_is_the_inventory_name(node):
-    found = node.hostname()
+    found = node.read(HOSTNAME)
     assert found == node.name, mismatch(node.name, "hostname", node.name, found,
                                         f"set it once with: sudo hostnamectl set-hostname {node.name}")
 
@@ -35,7 +37,7 @@ def test_cluster_address_on_the_cluster_interface(cluster_node, inventory):
 
 def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory):
     peers = [n for n in inventory.nodes if n.address]
-    resolved = cluster_node.resolve([n.name for n in peers])
+    resolved = cluster_node.read(GETENT_HOSTS, names=[n.name for n in peers])
     wrong = {n.name: resolved.get(n.name, ()) for n in peers if n.ip not in resolved.get(n.name, ())}
     assert not wrong, (
         f"{cluster_node.name}: /etc/hosts does not map every node to its cluster address: "

@@ -4,6 +4,7 @@ import pytest
 
 from rackproof import disrupt, traffic
 from rackproof.explain import mismatch
+from rackproof.probes.bonding import BONDING
 from rackproof.references import reference
 
 pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
@@ -11,7 +12,7 @@ pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
 
 def test_bond_state(bonded_node):
     spec = bonded_node.spec.bond
-    bond = bonded_node.bonding(spec.name)
+    bond = bonded_node.read(BONDING, bond=spec.name)
     where = f"{bonded_node.name} {spec.name}"
     assert "802.3ad" in bond.mode, mismatch(where, "bonding mode", "IEEE 802.3ad Dynamic link aggregation",
                                             bond.mode, 'bond.options "mode=802.3ad,..." was not applied')

@@ -11,6 +11,7 @@ import pytest
 from rackproof import traffic
 from rackproof.capabilities import MULTI_NODE
 from rackproof.explain import mismatch
+from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.netplan import MODE_OWNER, NAMING_INTERFACES
 
@@ -44,7 +45,7 @@ def test_cx7_address(cx7):
 
 @pytest.mark.step(3)
 def test_cx7_speed(cx7, inventory):
-    link = cx7.host.ethtool(cx7.spec.name)
+    link = cx7.host.read(ETHTOOL, interface=cx7.spec.name)
     expected = inventory.expect.cx7_speed_mbps
     assert link.link_detected and link.speed_mbps == expected, mismatch(
         cx7.where, "ethtool speed", f"{expected}Mb/s with link",

@@ -4,6 +4,8 @@ import pytest
 
 from rackproof import capabilities
 from rackproof.explain import SLOW_LANE_CAUSES, mismatch
+from rackproof.probes.ethtool import ETHTOOL
+from rackproof.probes.fec import FEC
 
 
 @pytest.fixture(autouse=True)
@@ -13,7 +15,7 @@ def _lane_capability(lane, inventory, guards):
 
 @pytest.mark.step(1)
 def test_lane_link_detected(lane):
-    link = lane.host.ethtool(lane.name)
+    link = lane.host.read(ETHTOOL, interface=lane.name)
     assert link.link_detected, mismatch(
         lane.where, "ethtool link", "Link detected: yes", f"Link detected: {'no' if link.link_detected is False else 'not reported'}",
         "the cable is not seated at one end (push until the latch clicks), the switch port is disabled or set "
@@ -23,7 +25,7 @@ def test_lane_link_detected(lane):
 def linked(lane):
     """ethtool facts of a lane that has a link; a dead lane is failed by test_lane_link_detected,
     and its speed and FEC cannot be judged until it links."""
-    link = lane.host.ethtool(lane.name)
+    link = lane.host.read(ETHTOOL, interface=lane.name)
     if not link.link_detected:
         pytest.skip(f"{lane.where} has no link (see test_lane_link_detected); speed and FEC are judged once it links")
     return link
@@ -43,7 +45,7 @@ def test_lane_speed(lane, inventory):
 def test_lane_fec(lane, inventory):
     expected = inventory.switch.fec
     linked(lane)
-    fec = lane.host.fec(lane.name)
+    fec = lane.host.read(FEC, interface=lane.name)
     assert expected in fec.active, mismatch(
         lane.where, "active FEC mode (ethtool --show-fec)", f"{expected}, as set on the switch port",
         ", ".join(fec.active) or "none reported",

@@ -5,6 +5,7 @@ import pytest
 from rackproof.capabilities import SSH_MESH
 from rackproof.explain import mismatch
 from rackproof.probes.sshcheck import SSH_HOSTNAME, classify_ssh_failure
+from rackproof.probes.system import LOGIN
 
 
 pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
@@ -26,7 +27,7 @@ def test_passwordless_ssh(pair, inventory):
 
 @pytest.mark.step(4)
 def test_same_login_on_every_node(node, inventory):
-    found = node.login_name()
+    found = node.read(LOGIN)
     assert found == inventory.cluster.user, mismatch(
         node.name, "login name", inventory.cluster.user, found,
         "every node needs the same user name; the SSH settings and distributed recipes rely on it")

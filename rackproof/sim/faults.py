@@ -21,10 +21,6 @@ from pathlib import Path
 from . import profiles
 from .util import SimError, pid_alive, wait_until
 
-KINDS = ("lane-down", "port-at-10G", "fec-mismatch", "bond-lane-down", "ssh-key-missing", "jetpack-mismatch",
-         "engine-down", "engine-on-loopback", "slow-engine", "roce-link-down", "node-unreachable", "ssh-hang",
-         "stalled-engine", "duplicate-address")
-
 
 # --- planting --------------------------------------------------------------------------------
 
@@ -399,11 +395,12 @@ def _u_ssh_hang(rack, spec, node, target, undo):
 
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
-    "lane-down": (_p_lane_down, _u_lane_down), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
-    "port-at-10G": (_p_port_10g, _u_port_10g), "fec-mismatch": (_p_fec, _u_fec),
+    "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
+    "fec-mismatch": (_p_fec, _u_fec), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
     "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),
     "engine-down": (_p_engine_down, _u_engine_down), "engine-on-loopback": (_p_engine_loopback, _u_engine_loopback),
     "slow-engine": (_p_slow, _u_slow), "roce-link-down": (_p_roce, _u_roce),
     "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
-    "duplicate-address": (_p_duplicate_address, _u_duplicate_address), "stalled-engine": (_p_stalled, _u_stalled),
+    "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
 }
+KINDS = tuple(_PLANT_AND_UNDO)
