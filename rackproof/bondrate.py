@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import bondhash, traffic
-from .explain import SLOW_LANE_CAUSES
+from .failure import SLOW_LANE_CAUSES
 from .host import Host, ProbeFailed
 from .probes.ethtool import ETHTOOL
 from .probes.iperf import IperfResult, IperfStream

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .failure import Failure
+
 
 def matches(value: str, expected: str) -> bool:
     """A pin "7.0" is met by "7.0" and by its builds "7.0-b128", "7.0+b38", not by "7.0.1"."""
@@ -21,12 +23,12 @@ def table(found: dict[str, str]) -> str:
     return "\n".join(f"  {node:<{width}}  {value}" for node, value in found.items())
 
 
-def version_mismatch(what: str, found: dict[str, str], pinned: str | None, cause: str) -> str | None:
-    """None when every node has the same value (the pinned one where pinned); else a message
+def version_mismatch(what: str, found: dict[str, str], pinned: str | None, cause: str) -> Failure | None:
+    """None when every node has the same value (the pinned one where pinned); else the failure
     naming the odd nodes, with every node's value in a table."""
     expected, odd = odd_ones(found, pinned)
     if not odd:
         return None
     basis = "pinned in the inventory" if pinned else "on most nodes"
-    return (f"{what} differs on {', '.join(odd)}: expected {expected} ({basis}), found "
-            + ", ".join(f"{found[n]} on {n}" for n in odd) + f". Usual cause: {cause}.\n" + table(found))
+    return Failure("", f"{what} differs on {', '.join(odd)}", f"{expected} ({basis})",
+                   ", ".join(f"{found[n]} on {n}" for n in odd), cause, details=table(found))

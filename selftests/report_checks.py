@@ -9,6 +9,7 @@ these checks as it fails the real ones, before any figure.
 
 import pytest
 
+from rackproof.failure import judge
 from rackproof.probes.system import HOSTNAME
 from rackproof.references import REFERENCES, Reference
 
@@ -29,7 +30,7 @@ def test_synthetic_pair_rate(pair, measure):
     pair.src.read(HOSTNAME)
     rate = PLANTED_RATES.get((pair.src.name, pair.dst.name), 23.8)
     m = measure("synthetic.lane", pair.where, rate, "Gbit/s")
-    assert m.verdict != "failed", f"{pair.where}: iperf3 one stream: {m}. Usual cause: a lane negotiated lower"
+    judge(m, f"{pair.where} (iperf3 one stream)", "a lane negotiated lower")
 
 
 @pytest.mark.capability("serving on each node")
@@ -37,7 +38,7 @@ def test_synthetic_tokens(node, measure, facts):
     facts(node.name, "jetpack", "7.0")
     node.read(HOSTNAME)
     m = measure("synthetic.tokens", f"qwen3-8b on {node.name}", TOKENS_PER_S[node.name], "tokens/s")
-    assert m.verdict != "failed", f"{node.name}: {m}"
+    judge(m, node.name, "")
 
 
 @pytest.mark.disruptive

@@ -9,7 +9,7 @@ from rackproof import kinds
 from rackproof.inventory import FINISHED, load_inventory
 from rackproof.kinds import KINDS
 from rackproof.report import verdict, waivers
-from rackproof.report.outcomes import Phase, judge, split_message
+from rackproof.report.outcomes import Phase, judge
 from selftests.suite import EXAMPLES
 
 TODAY = dt.date(2026, 12, 2)
@@ -103,12 +103,6 @@ def test_outcome_from_phases(phases, outcome):
 def test_a_waived_check_keeps_its_original_message():
     phases = [Phase("call", "skipped", "thor-2 mgbe0_0: found BaseR", properties={"rackproof_waiver": {}})]
     assert judge(phases) == ("waived", "thor-2 mgbe0_0: found BaseR")
-
-
-def test_message_drops_the_test_id_and_splits_off_the_usual_cause():
-    text = "thor-3 mgbe1_0: expected yes, found no. Usual cause: the cable is not seated\n\n(t.py::test_x[a])"
-    assert split_message(text, "t.py::test_x[a]") == ("thor-3 mgbe1_0: expected yes, found no.",
-                                                       "Usual cause: the cable is not seated")
 
 
 # --- waivers ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import pytest
 
 from rackproof import disrupt, traffic
-from rackproof.explain import mismatch
+from rackproof.failure import Failure, judge
 from rackproof.probes.bonding import BONDING
 from rackproof.references import reference
 
@@ -14,18 +14,21 @@ def test_bond_state(bonded_node):
     spec = bonded_node.spec.bond
     bond = bonded_node.read(BONDING, bond=spec.name)
     where = f"{bonded_node.name} {spec.name}"
-    assert "802.3ad" in bond.mode, mismatch(where, "bonding mode", "IEEE 802.3ad Dynamic link aggregation",
-                                            bond.mode, 'bond.options "mode=802.3ad,..." was not applied')
-    assert bond.xmit_hash_policy == spec.xmit_hash_policy, mismatch(
-        where, "transmit hash policy", spec.xmit_hash_policy, bond.xmit_hash_policy,
-        "without layer3+4 every connection between two nodes takes the same lane")
-    assert bond.miimon == spec.miimon, mismatch(where, "MII polling interval (miimon)", f"{spec.miimon} ms",
-                                                f"{bond.miimon} ms", "bond.options without miimon=100")
-    assert bond.mii_status == "up", mismatch(where, "MII status", "up", bond.mii_status, "no member has link")
-    assert bond.active_aggregator_id is not None, (
-        f"{where}: /proc/net/bonding/{spec.name} shows no active aggregator, so LACP membership cannot be confirmed. "
-        "Usual cause: the kernel shows the 802.3ad details to root only: let the login run "
-        f"`sudo -n cat /proc/net/bonding/{spec.name}` without a password")
+    if "802.3ad" not in bond.mode:
+        raise Failure(where, "bonding mode", "IEEE 802.3ad Dynamic link aggregation", bond.mode,
+                      'bond.options "mode=802.3ad,..." was not applied')
+    if bond.xmit_hash_policy != spec.xmit_hash_policy:
+        raise Failure(where, "transmit hash policy", spec.xmit_hash_policy, bond.xmit_hash_policy,
+                      "without layer3+4 every connection between two nodes takes the same lane")
+    if bond.miimon != spec.miimon:
+        raise Failure(where, "MII polling interval (miimon)", f"{spec.miimon} ms", f"{bond.miimon} ms",
+                      "bond.options without miimon=100")
+    if bond.mii_status != "up":
+        raise Failure(where, "MII status", "up", bond.mii_status, "no member has link")
+    if bond.active_aggregator_id is None:
+        raise Failure(where, f"/proc/net/bonding/{spec.name} shows no active aggregator, so LACP membership "
+                      "cannot be confirmed", cause="the kernel shows the 802.3ad details to root only: let the "
+                      f"login run `sudo -n cat /proc/net/bonding/{spec.name}` without a password")
     members = {s.name: s for s in bond.slaves}
     problems = []
     for lane_name in spec.lanes:
@@ -45,7 +48,8 @@ def test_bond_state(bonded_node):
                             "LAG group")
         elif (lacp := member.lacp_not_carrying()) is not None:
             problems.append(f"{place} is in the active aggregator {bond.active_aggregator_id} but {lacp}")
-    assert not problems, f"{where}: " + "; ".join(problems)
+    if problems:
+        raise Failure(where, "; ".join(problems))
 
 
 @pytest.mark.disruptive
@@ -62,22 +66,20 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
     with disrupt.lane_down(src, lane, restore_after=seconds + 60):
         degraded = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
     m = measure("bond.rate.lane_down", bond_pair.where, degraded.received_bps, "bit/s", lanes=lanes)
-    assert m.verdict != "failed", (
-        f"{where} (iperf3 -P 4): {m} ({lanes - 1} lanes left). Usual cause: the bond did not move that lane's "
-        "connections to the others (miimon=0, or the switch kept sending on the dead port: a static LAG "
-        "instead of LACP), or another member is slow (see test_lane_speed)")
+    judge(m, f"{where} (iperf3 -P 4, {lanes - 1} lanes left)",
+          "the bond did not move that lane's connections to the others (miimon=0, or the switch kept sending on "
+          "the dead port: a static LAG instead of LACP), or another member is slow (see test_lane_speed)")
     ceiling = reference("bond.rate.lane_down_ceiling").expectation(inventory.expect, lanes=lanes)
-    assert ceiling.verdict(m.value) != "failed", (
-        f"{where}: -P 4 still moved {m.value:.3g} Gbit/s, close to all {lanes} lanes: "
-        f"traffic did not leave {lane}. Usual cause: {lane} is not a member of {spec.name} on this node")
+    if ceiling.verdict(m.value) == "failed":
+        raise Failure(where, f"-P 4 still moved {m.value:.3g} Gbit/s, close to all {lanes} lanes: traffic did not "
+                      f"leave {lane}", cause=f"{lane} is not a member of {spec.name} on this node")
     view, rejoined = disrupt.wait_rejoined(src, spec.name, lane, inventory.expect.bond_rejoin_seconds)
-    assert rejoined, (
-        f"{src.name} {spec.name}: {lane} is up again but not back in the active aggregator "
-        f"{view.active_aggregator_id} after {inventory.expect.bond_rejoin_seconds} s. Usual cause: the switch "
-        f"port {port} left its LAG group or LACP does not renegotiate")
+    if not rejoined:
+        raise Failure(f"{src.name} {spec.name}", f"{lane} is up again but not back in the active aggregator "
+                      f"{view.active_aggregator_id} after {inventory.expect.bond_rejoin_seconds} s",
+                      cause=f"the switch port {port} left its LAG group or LACP does not renegotiate")
     recovered = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
     m = measure("bond.rate.lane_back", bond_pair.where, recovered.received_bps, "bit/s", lanes=lanes)
-    assert m.verdict != "failed", (
-        f"{bond_pair.where}, {lane} back in {spec.name} (iperf3 -P 4): {m}: the rate did not recover. Usual cause: "
-        f"{lane} came back at a lower speed (see test_lane_speed) or the switch did not put port "
-        f"{port} back into the LAG's hashing")
+    judge(m, f"{bond_pair.where}, {lane} back in {spec.name} (iperf3 -P 4): the rate did not recover",
+          f"{lane} came back at a lower speed (see test_lane_speed) or the switch did not put port {port} back "
+          "into the LAG's hashing")

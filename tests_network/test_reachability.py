@@ -2,6 +2,8 @@
 
 import pytest
 
+from rackproof.failure import Failure
+
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
 
@@ -12,8 +14,9 @@ def test_reaches_every_peer(cluster_node, inventory, measure):
         if result.rtt_avg_ms is not None:
             measure("rtt", f"{cluster_node.name} -> {peers[ip]}", result.rtt_avg_ms, "ms")
     lost = {peers[ip]: r for ip, r in replies.items() if r.received == 0 or r.loss_percent > 0}
-    assert not lost, "; ".join(
-        f"{cluster_node.name} cannot reach {name} ({r.target}): "
-        f"{r.error or f'{r.loss_percent:g}% loss ({r.received}/{r.transmitted} replies)'}"
-        for name, r in lost.items()) + ". Usual cause: a lane without link, an address on the wrong " \
-        "interface or subnet, or the peer is down"
+    if lost:
+        raise Failure(cluster_node.name, "; ".join(
+            f"cannot reach {name} ({r.target}): "
+            f"{r.error or f'{r.loss_percent:g}% loss ({r.received}/{r.transmitted} replies)'}"
+            for name, r in lost.items()), cause="a lane without link, an address on the wrong interface or subnet, "
+                                                "or the peer is down")

@@ -7,6 +7,7 @@ tests that share a node never overlap, with or without xdist.
 import pytest
 
 from rackproof import bondrate, traffic
+from rackproof.failure import Failure, judge
 from rackproof.references import lane_gbps, reference
 
 SLOW_CAUSES = ("a lane negotiated 10G (switch port group or the Thor's flash-time 25G setting), a cable or "
@@ -28,15 +29,15 @@ def test_iperf3_one_stream(link_pair, inventory, measure):
         if other is not result:   # the short attempt, kept for the report
             measure("lane.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("lane.rate", link_pair.where, result.received_bps, "bit/s")
-    assert m.verdict != "failed", (
-        f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(runs)} "
-        f"attempts): {m}; {_figures(result)}. Usual cause: {SLOW_CAUSES}")
+    judge(m, f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(runs)} attempts)",
+          SLOW_CAUSES, also=_figures(result))
     if inventory.bonded(src.spec) and inventory.bonded(dst.spec):
         ceiling = reference("lane.one_stream_ceiling").expectation(inventory.expect)
-        assert ceiling.verdict(m.value) != "failed", (
-            f"{link_pair.where}: one TCP stream moved {m.value:.3g} Gbit/s, more than one lane "
-            f"({ceiling.floor:.3g} Gbit/s): a bond with xmit_hash_policy=layer3+4 keeps a connection on one lane. "
-            "Usual cause: the measurement did not cross the bond (check the address) or a balance-rr bond")
+        if ceiling.verdict(m.value) == "failed":
+            raise Failure(link_pair.where, f"one TCP stream moved {m.value:.3g} Gbit/s, more than one lane "
+                          f"({ceiling.floor:.3g} Gbit/s): a bond with xmit_hash_policy=layer3+4 keeps a connection "
+                          "on one lane", cause="the measurement did not cross the bond (check the address) or a "
+                          "balance-rr bond")
 
 
 @pytest.mark.step(8)
@@ -52,6 +53,5 @@ def test_iperf3_bonded_four_streams(link_pair, inventory, measure):
     for other in run.others:   # the attempt with streams sharing a lane, kept for the report
         measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)
-    assert m.verdict != "failed", (
-        f"{link_pair.where} (bond0, iperf3 -P 4, {lanes} lanes): {m}; {run.figures()}. "
-        f"Cause: {run.cause(inventory.expect.lane_speed_mbps)}")
+    judge(m, f"{link_pair.where} (bond0, iperf3 -P 4, {lanes} lanes)", run.cause(inventory.expect.lane_speed_mbps),
+          also=run.figures(), seen=True)

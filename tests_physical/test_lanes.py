@@ -3,7 +3,7 @@
 import pytest
 
 from rackproof import capabilities
-from rackproof.explain import SLOW_LANE_CAUSES, mismatch
+from rackproof.failure import SLOW_LANE_CAUSES, Failure
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.fec import FEC
 
@@ -16,10 +16,12 @@ def _lane_capability(lane, inventory, guards):
 @pytest.mark.step(1)
 def test_lane_link_detected(lane):
     link = lane.host.read(ETHTOOL, interface=lane.name)
-    assert link.link_detected, mismatch(
-        lane.where, "ethtool link", "Link detected: yes", f"Link detected: {'no' if link.link_detected is False else 'not reported'}",
-        "the cable is not seated at one end (push until the latch clicks), the switch port is disabled or set "
-        "to another speed, or the FEC mode differs between the switch port and the Thor")
+    if not link.link_detected:
+        found = "no" if link.link_detected is False else "not reported"
+        raise Failure(
+            lane.where, "ethtool link", "Link detected: yes", f"Link detected: {found}",
+            "the cable is not seated at one end (push until the latch clicks), the switch port is disabled or set "
+            "to another speed, or the FEC mode differs between the switch port and the Thor")
 
 
 def linked(lane):
@@ -36,9 +38,9 @@ def test_lane_speed(lane, inventory):
     expected = inventory.expect.lane_speed_mbps
     link = linked(lane)
     found = f"{link.speed_mbps}Mb/s" if link.speed_mbps else "Speed: Unknown! (no link)"
-    assert link.speed_mbps == expected, mismatch(
-        lane.where, "lane speed", f"{expected}Mb/s", found,
-        SLOW_LANE_CAUSES.get(link.speed_mbps, "the link is down or negotiated another speed with the switch port"))
+    if link.speed_mbps != expected:
+        raise Failure(lane.where, "lane speed", f"{expected}Mb/s", found, SLOW_LANE_CAUSES.get(
+            link.speed_mbps, "the link is down or negotiated another speed with the switch port"))
 
 
 @pytest.mark.step(3)
@@ -46,7 +48,7 @@ def test_lane_fec(lane, inventory):
     expected = inventory.switch.fec
     linked(lane)
     fec = lane.host.read(FEC, interface=lane.name)
-    assert expected in fec.active, mismatch(
-        lane.where, "active FEC mode (ethtool --show-fec)", f"{expected}, as set on the switch port",
-        ", ".join(fec.active) or "none reported",
-        "both ends of a 25 GbE cable must use the same FEC mode: set the switch port or the Thor to match")
+    if expected not in fec.active:
+        raise Failure(lane.where, "active FEC mode (ethtool --show-fec)", f"{expected}, as set on the switch port",
+                      ", ".join(fec.active) or "none reported",
+                      "both ends of a 25 GbE cable must use the same FEC mode: set the switch port or the Thor to match")

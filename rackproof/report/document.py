@@ -17,13 +17,15 @@ import jsonschema
 
 import rackproof
 from rackproof import kinds
+from rackproof.failure import Failure
 from rackproof.inventory import ClusterAtStep
 
 from . import baseline as baseline_diff
 from . import facts, topology, verdict, waivers as waiver_rules
-from .outcomes import OUTCOMES, Phase, judge, merged_properties, split_message
+from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
 
-SCHEMA_VERSION = "2.1"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed
+SCHEMA_VERSION = "2.2"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+#   2.2: a problem's failure record (tests[].failure)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -66,7 +68,12 @@ def sha256_of(path: str | Path) -> str:
 def entry_for(record: Recorded, cluster: ClusterAtStep, waivers: list, today: dt.date) -> dict:
     props = merged_properties(list(record.phases))
     outcome, text = judge(list(record.phases))
-    message, hint = split_message(text, record.id)
+    failure = props.get("rackproof_failure") if outcome in (*PROBLEMS, "waived") else None
+    if failure:
+        told = Failure(**failure)
+        message, hint = "\n".join(filter(None, (told.statement, told.details))), told.hint
+    else:
+        message, hint = text.strip(), ""
     params = props.get("rackproof_subject", {})
     touched = kinds.subjects(params, cluster)
     waiver = props.get("rackproof_waiver")
@@ -81,6 +88,7 @@ def entry_for(record: Recorded, cluster: ClusterAtStep, waivers: list, today: dt
         "outcome": outcome,
         "message": message,
         "hint": hint,
+        "failure": failure,
         "capability": props.get("rackproof_capability"),
         "params": params,
         **touched,

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 OUTCOMES = ("passed", "warned", "failed", "error", "skipped", "waived")
 PROBLEMS = ("failed", "error")
-HINT = "Usual cause:"   # how rackproof.explain.mismatch introduces the usual cause of a failure
 
 
 @dataclass(frozen=True)
@@ -58,10 +57,3 @@ def judge(phases: list[Phase]) -> tuple[str, str]:
         return "warned", ""
     return "passed", ""
 
-
-def split_message(text: str, test_id: str) -> tuple[str, str]:
-    """(message, hint): the check's message without the test id the terminal shows after it,
-    and its usual cause, if it names one."""
-    text = text.strip().removesuffix(f"({test_id})").strip()
-    message, marker, hint = text.partition(HINT)
-    return message.strip(), (marker + hint).strip()
