@@ -43,7 +43,8 @@ class ReportRun:
 def run_report(pytester, *args: str, name: str = "run", folders=STABLE + (SYNTHETIC,),
                default_folder: bool = False) -> ReportRun:
     """The suite's `folders` run with `args` from <tmp>/<name>; the report goes to <name>/out
-    (or, with default_folder, where the plugin puts it: <name>/reports/<time>-<cluster>/)."""
+    (or, with default_folder, where the plugin puts it: reports/<time>-<cluster>/ under the folder
+    pytest was started from)."""
     root = Path(pytester.path) / name
     root.mkdir()
     # the repo's conftest, importable from here
@@ -62,8 +63,9 @@ def run_report(pytester, *args: str, name: str = "run", folders=STABLE + (SYNTHE
     result = pytester.runpytest_subprocess("-c", str(root / "pytest.ini"), "--rootdir", str(root), "-q", *html,
                                            *args, *(str(root / f) for f in folders), timeout=300)
     if default_folder:
-        found = sorted((root / "reports").glob("*/report.html"))
-        folder = found[-1].parent if found else root / "reports"
+        reports = Path(pytester.path) / "reports"
+        found = sorted(reports.glob("*/report.html"))
+        folder = found[-1].parent if found else reports
     else:
         folder = root / "out"
     return ReportRun(int(result.ret), "\n".join(result.outlines + result.errlines), folder)

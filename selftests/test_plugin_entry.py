@@ -2,21 +2,25 @@
 and `--inventory PATH` (space form) runs the same suite as `--inventory=PATH`, also for a file
 outside the checkout (pytest settles its rootdir before it loads the plugin and takes the path
 for a test path; the plugin starts the same command again in the `=` form, see
-options.join_path_values)."""
+options.restart_in_a_form_pytest_reads). Installed with `pip install .`, the suite travels in
+the package and the same command runs it from any folder."""
 
+import os
 import shutil
 import subprocess
 import sys
 from importlib.metadata import entry_points
+
+import pytest
 
 from selftests.suite import REPLAYS, REPO
 
 SUITE = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
 
 
-def collected(cwd, *args: str) -> list[str]:
+def collected(cwd, *args: str, env=None) -> list[str]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ids = [line.rpartition("/")[2] for line in proc.stdout.splitlines() if "::" in line]
     assert ids, proc.stdout
@@ -67,3 +71,39 @@ def test_every_spark_check_has_its_step():
     at_three = {i.split("[")[0] for i in collected(REPO, inventory, "--step", "3")}
     assert "test_cx7.py::test_roce_bandwidth_over_the_port" in at_three
     assert "test_cx7.py::test_nccl_across_the_nodes" not in at_three
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """rackproof as `pip install .` leaves it: a wheel built from the checkout (no download, no
+    build isolation) installed into a folder that comes first on the path."""
+    tmp = tmp_path_factory.mktemp("installed")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp / "wheel"),
+                    str(REPO)], check=True, capture_output=True, timeout=300)
+    (wheel,) = (tmp / "wheel").glob("rackproof-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--no-index", "--target", str(tmp / "site"), str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    shutil.rmtree(tmp / "site" / "bin", ignore_errors=True)
+    return {**os.environ, "PYTHONPATH": str(tmp / "site")}
+
+
+def test_installed_the_same_command_runs_the_suite_from_any_folder(installed, tmp_path):
+    elsewhere = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
+    in_checkout = collected(REPO, f"--inventory={elsewhere}", "--step", "3")
+    anywhere = tmp_path / "anywhere"
+    anywhere.mkdir()
+    # the suite that runs is the installed copy, read with its own pytest.ini
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", f"--inventory={elsewhere}"],
+                          cwd=anywhere, capture_output=True, text=True, timeout=120, env=installed)
+    site = installed["PYTHONPATH"]
+    assert f"rootdir: {site}/rackproof/suite" in proc.stdout and "configfile: pytest.ini" in proc.stdout, proc.stdout
+    assert collected(anywhere, f"--inventory={elsewhere}", "--step", "3", env=installed) == in_checkout
+    assert collected(anywhere, "--inventory", str(elsewhere), "--step", "3", env=installed) == in_checkout
+
+
+def test_installed_a_run_from_another_folder_leaves_its_report_there(installed, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--replay", str(REPLAYS / "thor5-healthy")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=installed)
+    assert proc.returncode == 0 and "verdict: ACCEPTED" in proc.stdout, proc.stdout + proc.stderr
+    assert len(list((tmp_path / "reports").glob("*-thor-shelf/report.html"))) == 1

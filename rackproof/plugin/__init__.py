@@ -33,7 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
-    options.join_path_values(early_config, parser)
+    options.restart_in_a_form_pytest_reads(early_config, parser)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,0 +1,23 @@
+"""What a failed check takes away from the cluster, as in the Cordatus preflight: a failing
+SSH mesh blocks everything; a missing CX7 link makes multi-node work unavailable while
+single-node serving still works; a slow engine limits that model."""
+
+from __future__ import annotations
+
+from .inventory import ClusterAtStep, Node
+
+SSH_MESH = "SSH mesh between the nodes"
+MULTI_NODE = "multi-node work over the CX7 link"
+VERSIONS = "one engine build loads on every node (same JetPack/TensorRT)"
+
+
+def lane(cluster: ClusterAtStep, node: Node) -> tuple[str, bool]:
+    """A lane of a bond only limits bandwidth (the bond carries on with the others);
+    a node's only cabled lane is its whole cluster network."""
+    if cluster.bonded(node):
+        return f"full bonded bandwidth of {node.name}", False
+    return f"cluster network of {node.name}", True
+
+
+def serving(model: str) -> tuple[str, bool]:
+    return f"serving {model}", False

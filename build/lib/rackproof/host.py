@@ -1,0 +1,139 @@
+"""A node as the checks see it: its inventory entry, a way to run probes, and the typed facts
+they read (in the spirit of pytest-testinfra's `host`, simpler).
+
+A probe (rackproof.probe) is a command with its parser; unreadable output raises ProbeFailed
+carrying the raw text, so the failure shows what the node printed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from .inventory import Inventory, Node
+from .probe import Command, Probe
+from .probes import ParseError
+from .probes.ibdev2netdev import IBDEV2NETDEV
+from .probes.ip import ADDRESSES, ROUTE_GET
+from .probes.ping import PING_BATCH
+from .remote import EvidenceLog, LocalTransport, Remote, Result, SshTransport
+from .replay import Recording, RecordingTransport, ReplayTransport
+
+T = TypeVar("T")
+
+
+class ProbeFailed(Exception):
+    """A command whose answer does not say what the check needs (failed, or unreadable)."""
+
+    def __init__(self, node: str, result: Result, reason: str):
+        self.node, self.result, self.reason = node, result, reason
+        output = (result.stdout + result.stderr).strip() or "(no output)"
+        super().__init__(f"{node}: `{result.command}` {reason}\n--- what {node} printed ---\n{output}")
+
+
+@dataclass
+class Host:
+    """A node: runs probes (rackproof.probe) and returns what they read."""
+    spec: Node
+    remote: Remote
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def run(self, probe: Probe, timeout: float | None = None, **values) -> Result:
+        """The probe's command and its result, for a check that judges the exit status itself."""
+        # a plain str: evidence crosses xdist workers, whose wire knows no str subclass
+        return self.remote.run(str(probe.command(**values)), timeout or probe.timeout)
+
+    def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
+        """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
+        return self._parsed(self.run(probe, timeout, **values), lambda out: probe.parse(out, values), probe.ok_exit)
+
+    def read_each(self, probe: Probe[T], labels, **values) -> dict:
+        """label -> what the probe reads for it, one command after the other in one round trip
+        (the probe's one free field is filled from each label)."""
+        labels = list(labels)
+        (field,) = probe.fields() - set(values)
+        commands = {label: probe.command(**values, **{field: label}) for label in labels}
+        out = self.read(BATCH, commands=Command("; ".join(
+            f"{SECTION.command(marker=_SECTION + str(label))}; {command}" for label, command in commands.items())))
+        return self._sections(out, labels, lambda text: probe.parse(text, values), commands.get)
+
+    def read_at_once(self, commands: dict[str, Command], parse: Callable[[str], T], timeout: float,
+                     describe: Callable[[str], str] | None = None) -> dict[str, T]:
+        """label -> what `parse` reads from that label's command; the commands run at the same
+        time (several clients of one measurement) in one round trip. A part that cannot be read
+        fails as describe(label), by default its command."""
+        started = " ".join(BACKGROUND.command(command=c, index=k) for k, c in enumerate(commands.values()))
+        shown = "; ".join(f"{SECTION.command(marker=_SECTION + label)}; {SHOW.command(index=k)}"
+                          for k, label in enumerate(commands))
+        out = self.read(AT_ONCE, timeout=timeout, started=Command(started), shown=Command(shown))
+        return self._sections(out, list(commands), parse, describe or commands.get)
+
+    def _parsed(self, result: Result, parse: Callable[[str], T], ok_exit: tuple[int, ...]) -> T:
+        if result.exit_status not in ok_exit:
+            raise ProbeFailed(self.name, result, f"exited with status {result.exit_status}")
+        try:
+            return parse(result.stdout)
+        except ParseError as e:
+            raise ProbeFailed(self.name, result, f"printed something the {e.tool} parser cannot read: {e.reason}") from None
+
+    def _sections(self, text: str, labels, parse: Callable[[str], T], describe: Callable[[str], str]) -> dict:
+        """label -> parsed part, for output made of SECTION markers and what followed each.
+        A part that cannot be read fails as the command describe(label) names, with that part."""
+        parts = dict(_SECTION_SPLIT.findall(text))
+        return {label: self._parsed(Result(str(describe(label)), 0, parts.get(str(label), ""), "", 0.0), parse, (0,))
+                for label in labels}
+
+    # --- facts that need more than one probe's answer as it is -------------------------
+    def interfaces(self):
+        return {i.name: i for i in self.read(ADDRESSES)}
+
+    def route_to(self, addresses):
+        """address -> Route, all looked up in one command."""
+        return self.read_each(ROUTE_GET, addresses)
+
+    def ping(self, targets, count: int = 3):
+        targets = list(targets)
+        return self.read(PING_BATCH, timeout=30 + 2 * len(targets) * count, targets=targets, count=count)
+
+    def rdma_links(self):
+        return {m.netdev: m for m in self.read(IBDEV2NETDEV)}
+
+
+_SECTION = "### rackproof-section "
+_SECTION_SPLIT = re.compile(r"^" + re.escape(_SECTION) + r"(\S+)\n(.*?)(?=^" + re.escape(_SECTION) + r"|\Z)",
+                            re.M | re.S)
+SECTION = Probe("section marker", "marks where the next command's output starts in a batch", "echo {marker}")
+BATCH = Probe("batch", "several probes one after the other in one round trip", "{commands}", str)
+BACKGROUND = Probe("in the background", "one of several clients started at once, its output kept in a temporary folder",
+                   '{command} >"$t/{index}" 2>&1 &')
+SHOW = Probe("show", "what that client printed", 'cat "$t/{index}"')
+AT_ONCE = Probe("at once", "several clients at the same time, then what each printed; the folder is removed",
+                't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str)
+
+
+def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None = None,
+            record: str | Path | None = None) -> dict[str, Host]:
+    """A Host for every node of the inventory. Nothing is connected until a command runs."""
+    ssh = inventory.ssh
+    hosts = {}
+    for node in inventory.nodes:
+        if replay is not None:
+            transport = ReplayTransport(node.name, replay)
+        elif node.local:
+            transport = LocalTransport(node.name)
+        else:
+            transport = SshTransport(node.name, node.ssh_name, inventory.cluster.user, ssh.connect_timeout,
+                                     ssh_config=_expand(ssh.config), identity=_expand(ssh.identity), jump=ssh.jump)
+        if record is not None and replay is None:
+            transport = RecordingTransport(transport, node.name, record, redact=log.redact)
+        hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout))
+    return hosts
+
+
+def _expand(path: str | None) -> str | None:
+    return str(Path(path).expanduser()) if path else None

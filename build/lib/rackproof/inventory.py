@@ -1,0 +1,736 @@
+"""cluster.toml -> a typed, validated Inventory (pydantic v2, strict).
+
+A bad inventory is reported as one line per problem, each naming the field path
+(`nodes[2].lanes[1].switch_port: port 3 is already used by thor-1 mgbe2_0`), so
+that a run stops before any test with everything that needs fixing at once.
+
+Nothing is coerced: "24" is not 24 and "no" is not false (an integer may stand for a
+number with a fraction). Every floor, fraction, rate, timeout and count is finite and in a
+sensible range, so that no setting makes a check that cannot fail. A name that reaches a
+command line (host, interface, ssh target) cannot be read as an option. A problem line never
+holds a raw control character and never shows the value given for the access key. Any input
+gives an Inventory or an InventoryError, nothing else. docs/inventory.md has every rule and
+its reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .safetext import one_line
+
+Platform = Literal["thor", "spark"]
+FecMode = Literal["RS", "BaseR", "Off", "None", "Auto", "LLRS"]
+HashPolicy = Literal["layer2", "layer2+3", "layer3+4", "encap2+3", "encap3+4", "vlan+srcmac"]
+NcclTest = Literal["all_reduce_perf", "all_gather_perf", "broadcast_perf", "reduce_perf", "reduce_scatter_perf",
+                   "alltoall_perf", "scatter_perf", "gather_perf", "sendrecv_perf", "hypercube_perf"]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+FINISHED = 9  # "The order to build it" has nine steps; no --step means the finished cluster
+
+MAX_BYTES = 1 << 20     # an inventory is a few kilobytes; a bigger file is the wrong file
+MAX_DEPTH = 32          # tables and arrays within one another; an inventory needs 5
+MAX_PROBLEMS = 100      # problem lines shown; the rest are counted
+MAX_NODES = 256
+MAX_LANES = 16          # per node
+MAX_PORTS = 1024        # on one switch
+MAX_MBPS = 1_600_000    # 1.6 Tb/s: above any Ethernet port or lane sold today
+MAX_GBPS = MAX_MBPS / 1000
+
+
+class InventoryError(Exception):
+    """An inventory that cannot be used; `problems` holds one line per mistake, each one line
+    of printable text (control characters escaped)."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = printable(str(source))
+        self.problems = [printable(p) for p in problems]
+        super().__init__("\n".join(f"{self.source}: {p}" for p in self.problems))
+
+
+def printable(text: str, limit: int = 1000) -> str:
+    """One line with every control character escaped (\\x1b, \\x0a, \\u2028); at most `limit` characters."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _show(value: str, limit: int = 40) -> str:
+    """A value quoted for a problem line, escaped and cut short."""
+    return repr(value[:limit]) + ("…" if len(value) > limit else "")
+
+
+# --- field types: strings -------------------------------------------------------------------
+
+def _text(what: str, max_length: int, pattern: str | None = None, *, spaces: bool = False, forbid: str = "",
+          secret: bool = False):
+    """A check for a string: 1..max_length printable characters (spaces only if `spaces`), none
+    of `forbid`, not beginning with '-' (a command would read it as an option), matching
+    `pattern` when given. `what` describes the string in the problem line; a `secret` value is
+    never shown in it."""
+    regex = re.compile(pattern) if pattern else None
+
+    def unfit(c: str) -> bool:
+        return not c.isprintable() or (c.isspace() and not spaces) or c in forbid
+
+    def check(v: str) -> str:
+        shown = "the value" if secret else _show(v)
+        if not v:
+            raise ValueError(f"is empty; give {what}")
+        if v.startswith("-"):
+            raise ValueError(f"{shown} begins with '-', which a command would read as an option; give {what}")
+        if len(v) > max_length:
+            raise ValueError(f"is {len(v)} characters long (at most {max_length}); give {what}")
+        if not (v.isprintable() and (spaces or " " not in v)) or forbid and any(c in v for c in forbid):
+            bad = next(c for c in v if unfit(c))
+            raise ValueError(f"{shown} contains {bad!r}; give {what}")
+        if regex and not regex.fullmatch(v):
+            raise ValueError(f"{shown} is not {what}")
+        return v
+
+    return check
+
+
+_DNS_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_hostname = _text("a hostname (RFC 1123: letters, digits and '-' in dot-separated labels of 1-63 characters, "
+                  "none beginning or ending with '-')", 253, rf"{_DNS_LABEL}(?:\.{_DNS_LABEL})*")
+_folder_name = _text("one folder name: 1-64 of letters, digits, '.', '_', '-', beginning with a letter or digit",
+                     64, r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _cluster_name(v: str) -> str:
+    v = _folder_name(v)
+    if ".." in v:
+        raise ValueError(f"{_show(v)} contains '..'; the name becomes a folder in reports/")
+    return v
+
+
+_KEY_BELONGS = ("the access key belongs in the environment (key_env names the variable, e.g. "
+                "key_env = \"THOR_AGENT_KEY\") or in a file (key_file), never in cluster.toml; the value is not shown")
+
+
+def _looks_like_a_key(v: str) -> bool:
+    """Long, or letters and digits mixed the way generated keys are (variable names rarely are)."""
+    digits = sum(c.isdigit() for c in v)
+    mixed_case = any(c.islower() for c in v) and any(c.isupper() for c in v)
+    return (len(v) > 64 or (len(v) >= 20 and digits > 0 and mixed_case)
+            or (len(v) >= 24 and digits >= 6 and "_" not in v))
+
+
+def _env_name(v: str) -> str:
+    # the value is never shown: it may be the key itself, pasted where the variable's name belongs
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+        raise ValueError(f"is not the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*); {_KEY_BELONGS}")
+    if _looks_like_a_key(v):
+        raise ValueError(f"looks like an access key, not the name of an environment variable; {_KEY_BELONGS}")
+    return v
+
+
+_key_path = _text("a file path", 4096, spaces=True, secret=True)
+
+
+def _key_file(v: str) -> str:
+    if _looks_like_a_key(v) and not any(c in v for c in "/.~"):
+        raise ValueError(f"looks like an access key, not the path of a file that holds it; {_KEY_BELONGS}")
+    return _key_path(v)
+
+
+def _address(v: str, with_prefix: bool = False) -> str:
+    """An IP address (with its prefix length when `with_prefix`), normalised; IPv4-mapped IPv6
+    and zones are refused, so that one address has one spelling."""
+    try:
+        ip = None if "%" in v else ipaddress.ip_interface(v) if with_prefix else ipaddress.ip_address(v)
+    except ValueError:
+        ip = None
+    if ip is None:
+        raise ValueError(f"{_show(v)} is not an address such as 10.10.0.11{'/24' if with_prefix else ''}")
+    plain = ip.ip if with_prefix else ip
+    if plain.version == 6 and plain.ipv4_mapped:
+        raise ValueError(f"{_show(v)} is an IPv4-mapped IPv6 address; write the IPv4 address {plain.ipv4_mapped}")
+    return str(ip)
+
+
+def _interface_address(v: str) -> str:
+    normal = _address(v, with_prefix=True)
+    if "/" not in v:
+        raise ValueError(f"{_show(v)} has no prefix length; write it as {v}/24")
+    ip = ipaddress.ip_interface(normal).ip
+    if ip.is_loopback or ip.is_unspecified or ip.is_multicast:
+        raise ValueError(f"{_show(v)} is a loopback, unspecified or multicast address, not a cluster address")
+    return normal
+
+
+def _host(v: str) -> str:
+    """A hostname, an IPv4 address or an IPv6 address."""
+    return _address(v) if ":" in v else _hostname(v)
+
+
+def _host_port(v: str) -> str:
+    """HOST:PORT, an IPv6 host in brackets ([::1]:8080)."""
+    host, _, port = v.rpartition(":")
+    if not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+        raise ValueError(f"{_show(v)} is not HOST:PORT with a port 1-65535, such as 127.0.0.1:8080")
+    if host.startswith("[") and host.endswith("]") and ":" in host:
+        _address(host[1:-1])
+    elif ":" in host:
+        raise ValueError(f"{_show(v)}: write an IPv6 host in brackets, such as [::1]:8080")
+    else:
+        _hostname(host)
+    return v
+
+
+def _str(check):
+    return Annotated[str, AfterValidator(check)]
+
+
+Hostname = _str(_hostname)
+InterfaceName = _str(_text("a Linux interface name (1-15 of letters, digits, '_', '.', '-', beginning with a "
+                           "letter, digit or '_')", 15, r"[A-Za-z0-9_][A-Za-z0-9_.-]*"))
+DeviceName = _str(_text("an RDMA device name (letters, digits, '_', '.', '-')", 63, r"[A-Za-z0-9_][A-Za-z0-9_.-]*"))
+LoginName = _str(_text("a login name (1-32 of letters, digits, '_', '.', '-', beginning with a letter or '_')", 32,
+                       r"[A-Za-z_][A-Za-z0-9_.-]*"))
+ProcessName = _str(_text("a program name (letters, digits, '_', '.', '+', '-'; no '/')", 64,
+                         r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"))
+ClusterName = _str(_cluster_name)
+Label = _str(_text("a label of printable characters", 64, spaces=True))
+ModelName = _str(_text("a model name without spaces or '='", 128, forbid="="))
+SshTarget = _str(_text("an ssh destination without spaces (a host, user@host, host:port or a Host of your "
+                       "ssh config)", 255))
+FilePath = _str(_text("a file path", 4096, spaces=True))
+KeyFile = _str(_key_file)
+EnvName = _str(_env_name)
+Host = _str(_host)
+HostPort = _str(_host_port)
+IpAddress = _str(_address)
+InterfaceAddress = _str(_interface_address)
+
+# --- field types: numbers (an integer is accepted where a number with a fraction is expected) ---
+
+
+def _positive(le: float):
+    """A finite number > 0 and <= le: a floor, a rate, a time."""
+    return Annotated[float, Field(gt=0, le=le, allow_inf_nan=False)]
+
+
+Fraction = _positive(1)
+Mbps = Annotated[int, Field(ge=1, le=MAX_MBPS)]
+Step = Annotated[int, Field(ge=1, le=FINISHED)]
+SwitchPort = Annotated[int, Field(ge=1, le=MAX_PORTS)]
+TcpPort = Annotated[int, Field(ge=1, le=65535)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Expect(Model):
+    """What the checks compare against. Platform defaults, overridable per file."""
+
+    lane_speed_mbps: Mbps = 25000
+    # what one lane carries, for the rates: its speed unless said (a simulated rack writes its own)
+    lane_rate_gbps: _positive(MAX_GBPS) | None = None
+    lane_floor_fraction: Fraction = 0.9          # iperf3 one stream vs lane speed
+    bond_floor_fraction: Fraction = 0.9          # -P 4 vs lanes x lane speed
+    # one stream stays on about one lane; at 2 lanes or more one lane could not be told from two
+    single_stream_ceiling_lanes: Annotated[float, Field(ge=1, lt=2, allow_inf_nan=False)] = 1.3
+    bond_rejoin_seconds: Annotated[int, Field(ge=1, le=600)] = 60  # a lane back up is in the aggregator again
+    cx7_speed_mbps: Mbps = 200000
+    roce_floor_gbps: _positive(MAX_GBPS) = 180.0
+    nccl_test: NcclTest = "all_gather_perf"
+    nccl_busbw_floor_gbs: _positive(MAX_GBPS / 8) = 21.875
+    run_nccl: bool = False
+    mtu: Annotated[int, Field(ge=68, le=65535)] | None = None
+    l4t_release: Label | None = None        # pin, e.g. "R38.2.0"
+    jetpack_version: Label | None = None    # pin, e.g. "7.0"
+    tensorrt_version: Label | None = None
+    driver_version: Label | None = None
+    cuda_version: Label | None = None
+    dgx_os_version: Label | None = None
+    remote_tokens_ratio_floor: Fraction = 0.9
+    all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = 6  # above this, a covering set of pairs
+    iperf_seconds: Annotated[int, Field(ge=1, le=60)] = 5
+    # how long a streamed chat may stay silent, the first token included: a loaded engine answers
+    # a short prompt well within it, one that never generates fails in seconds
+    first_token_seconds: Annotated[float, Field(gt=0, le=120, allow_inf_nan=False)] = 5.0
+
+
+PLATFORM_DEFAULTS: dict[str, dict] = {
+    "thor": {"lane_speed_mbps": 25000},
+    "spark": {"lane_speed_mbps": 200000, "run_nccl": True},
+}
+
+
+class Switch(Model):
+    name: Label = "switch"
+    ports: SwitchPort = 24
+    port_speed_mbps: Mbps = 25000
+    fec: FecMode = "RS"
+
+
+class Lane(Model):
+    name: InterfaceName
+    switch_port: SwitchPort | None = None
+    connected: bool = True
+    joins_at_step: Step = 1
+    cable: Label | None = None   # the label on both ends of the cable
+
+
+class Bond(Model):
+    name: InterfaceName = "bond0"
+    mode: Literal["802.3ad"] = "802.3ad"
+    xmit_hash_policy: HashPolicy = "layer3+4"
+    miimon: Annotated[int, Field(ge=1, le=10_000)] = 100   # milliseconds
+    lanes: list[InterfaceName] = Field(min_length=1, max_length=MAX_LANES)
+    joins_at_step: Step = 8
+
+
+class Cx7Interface(Model):
+    """One logical interface of a Spark's cabled QSFP port, with its RoCE device."""
+
+    name: InterfaceName
+    rdma_device: DeviceName
+    address: InterfaceAddress
+
+
+class Node(Model):
+    name: Hostname
+    ssh: SshTarget | None = None          # what the controller connects to; defaults to name
+    address: InterfaceAddress | None = None  # cluster address with prefix, e.g. 10.10.0.11/24
+    interface: InterfaceName | None = None   # where that address lives when not bonded
+    joins_at_step: Step = 1
+    lanes: list[Lane] = Field([], max_length=MAX_LANES)
+    bond: Bond | None = None
+    cx7: list[Cx7Interface] = Field([], max_length=MAX_LANES)
+    local: bool = False             # the controller is this node: run commands locally
+
+    @property
+    def ssh_name(self) -> str:
+        return self.ssh or self.name
+
+    @property
+    def ip(self) -> str | None:
+        return self.address.split("/")[0] if self.address else None
+
+    @property
+    def prefixlen(self) -> int | None:
+        return int(self.address.split("/")[1]) if self.address else None
+
+    def lane(self, name: str) -> Lane:
+        return next(lane for lane in self.lanes if lane.name == name)
+
+
+class Engine(Model):
+    """One `--engine MODEL=HOST:PORT` of the agent, or a reference engine (agent=false)."""
+
+    model: ModelName
+    node: Hostname
+    port: TcpPort
+    host: Host | None = None        # as written on the agent's command line; default: the node's name
+    listen: IpAddress | None = None  # address the server must listen on; default: the node's cluster address
+    agent: bool = True              # routed by the agent; false: a reference run (e.g. local tokens/s)
+    tokens_per_s_floor: _positive(1_000_000) | None = None
+
+
+class Agent(Model):
+    node: Hostname
+    listen: HostPort = "127.0.0.1:8080"
+    key_env: EnvName | None = None
+    key_file: KeyFile | None = None
+    process: ProcessName = "thor-tigress-agent"
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> "Agent":
+        if bool(self.key_env) == bool(self.key_file):
+            raise ValueError("give exactly one of key_env or key_file (the key itself never goes in the TOML)")
+        return self
+
+    @property
+    def host(self) -> str:
+        return self.listen.rsplit(":", 1)[0]
+
+    @property
+    def port(self) -> int:
+        return int(self.listen.rsplit(":", 1)[1])
+
+
+class SshSettings(Model):
+    config: FilePath | None = None          # an ssh_config file; default ~/.ssh/config
+    identity: FilePath | None = None
+    jump: SshTarget | None = None            # a jump host, as ssh -J takes it
+    connect_timeout: _positive(300) = 5.0
+    command_timeout: _positive(3600) = 60.0
+
+
+class Cluster(Model):
+    name: ClusterName
+    platform: Platform
+    user: LoginName
+
+
+class Inventory(Model):
+    cluster: Cluster
+    switch: Switch | None = None
+    ssh: SshSettings = SshSettings()
+    expect: Expect = Expect()
+    nodes: list[Node] = Field(min_length=1, max_length=MAX_NODES)
+    agent: Agent | None = None
+    engines: list[Engine] = Field([], max_length=MAX_NODES)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_defaults(cls, data):
+        if isinstance(data, dict):
+            cluster, expect = data.get("cluster"), data.get("expect", {})
+            platform = cluster.get("platform") if isinstance(cluster, dict) else None
+            if isinstance(platform, str) and isinstance(expect, dict):
+                data = {**data, "expect": {**PLATFORM_DEFAULTS.get(platform, {}), **expect}}
+        return data
+
+    def node(self, name: str) -> Node:
+        return next(n for n in self.nodes if n.name == name)
+
+    def expectations_changed(self) -> list[dict]:
+        """The [expect] settings this file gives other values than the platform's defaults, in
+        schema order: {setting, value, default}. The report shows them with the verdict, so a
+        bound lowered (or raised, or a version pinned) in cluster.toml is never out of sight."""
+        defaults = Expect(**PLATFORM_DEFAULTS.get(self.cluster.platform, {}))
+        return [{"setting": name, "value": getattr(self.expect, name), "default": getattr(defaults, name)}
+                for name in Expect.model_fields if getattr(self.expect, name) != getattr(defaults, name)]
+
+    def at(self, step: int) -> "ClusterAtStep":
+        """The cluster as it stands at build step `step`."""
+        return ClusterAtStep(self, step)
+
+    @property
+    def head(self) -> Node:
+        """node_0: the first node (Cordatus: the head serves the API; workers follow in order)."""
+        return self.nodes[0]
+
+    def engine_node(self, engine: Engine) -> Node:
+        return self.node(engine.node)
+
+    def engine_flag_host(self, engine: Engine) -> str:
+        """HOST of the agent's `--engine MODEL=HOST:PORT`: as written, else 127.0.0.1 on the
+        agent's own node (the chapter's rule), else the node's name."""
+        if engine.host:
+            return engine.host
+        return "127.0.0.1" if self.agent and engine.node == self.agent.node else engine.node
+
+    def engine_listen(self, engine: Engine) -> str:
+        """The address the engine's server must listen on: a model on the agent's node that the
+        agent reaches at 127.0.0.1 listens there; every other one on its node's cluster address."""
+        if engine.listen:
+            return engine.listen
+        if self.engine_flag_host(engine) in LOOPBACK:
+            return "127.0.0.1"
+        return self.engine_node(engine).ip
+
+    def engine_url(self, engine: Engine) -> str:
+        """Where the engine answers, as seen from the agent's node."""
+        return f"http://{self.engine_listen(engine)}:{engine.port}"
+
+    def where(self, node: Node, lane: Lane | None = None) -> str:
+        """How a failure message names a place: node, interface, switch port, cable."""
+        if lane is None:
+            return node.name
+        parts = []
+        if lane.switch_port is not None:
+            switch = f"{self.switch.name} " if self.switch else ""
+            parts.append(f"switch {switch}port {lane.switch_port}")
+        if lane.cable:
+            parts.append(f"cable {lane.cable}")
+        return f"{node.name} {lane.name}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+@dataclass(frozen=True)
+class ClusterAtStep:
+    """The cluster as it stands at one build step ("The order to build it"): the nodes that have
+    joined by then, their lanes cabled by then, a bond once it is built. Everything else (expect,
+    ssh, agent, engines, node(), where(), ...) is the inventory's own. Checks get this view, so
+    no check, fixture or library function takes a step of its own."""
+    inventory: Inventory
+    step: int
+
+    def __getattr__(self, name: str):
+        if name in ("inventory", "step"):   # not set yet (copy, pickle): never recurse
+            raise AttributeError(name)
+        return getattr(self.inventory, name)
+
+    @property
+    def nodes(self) -> list[Node]:
+        """The nodes that have joined (the inventory's `nodes`: every node, joined or not)."""
+        return [n for n in self.inventory.nodes if self.joined(n)]
+
+    @property
+    def lanes(self) -> list[tuple[Node, Lane]]:
+        """The lanes that are cabled by now, of the nodes that have joined by now."""
+        return [(n, lane) for n in self.nodes for lane in n.lanes if lane.connected and lane.joins_at_step <= self.step]
+
+    @property
+    def ordered_pairs(self) -> list[tuple[Node, Node]]:
+        nodes = self.nodes
+        return [(a, b) for a in nodes for b in nodes if a is not b]
+
+    def joined(self, node: Node) -> bool:
+        return node.joins_at_step <= self.step
+
+    def bonded(self, node: Node) -> bool:
+        return node.bond is not None and node.bond.joins_at_step <= self.step
+
+    def cluster_interface(self, node: Node) -> str | None:
+        """Where the node's cluster address lives now: the bond once it is built, else the
+        given interface, else its first cabled lane (the chapter's nmcli line)."""
+        if self.bonded(node):
+            return node.bond.name
+        if node.interface:
+            return node.interface
+        lanes = [lane.name for lane in node.lanes if lane.connected and lane.joins_at_step <= self.step]
+        return lanes[0] if lanes else None
+
+
+# --- rules that span fields -----------------------------------------------------------------
+
+class _Parts:
+    """The parts of an inventory that validated on their own, so that rules spanning
+    fields are checked (and reported) even when another field is broken."""
+
+    def __init__(self, data: dict):
+        def part(model, value):
+            try:
+                return model.model_validate(value)
+            except ValidationError:
+                return None
+
+        def table_list(key: str) -> list:
+            value = data.get(key)
+            return value[:MAX_NODES] if isinstance(value, list) else []
+
+        cluster = part(Cluster, data.get("cluster"))
+        self.platform = cluster.platform if cluster else None
+        self.has_switch, self.has_agent = "switch" in data, "agent" in data
+        self.switch = part(Switch, data["switch"]) if self.has_switch else None
+        raw_nodes = table_list("nodes")
+        self.nodes = [(i, n) for i, n in enumerate(part(Node, raw) for raw in raw_nodes) if n]
+        # a node that failed validation still exists: don't report its references as dangling
+        self.node_names = {raw["name"] for raw in raw_nodes
+                           if isinstance(raw, dict) and isinstance(raw.get("name"), str)}
+        self.agent = part(Agent, data["agent"]) if self.has_agent else None
+        self.engines = [(k, e) for k, e in enumerate(part(Engine, raw) for raw in table_list("engines")) if e]
+
+
+def _cross_check(inv: _Parts):
+    """Rules that span fields; yields (field path, message)."""
+    # one machine is one node: names are hostnames (no case), and no two nodes share an ssh target
+    names: dict[str, tuple[int, str]] = {}
+    targets: dict[str, int] = {}
+    for i, node in inv.nodes:
+        name, target = node.name.lower(), node.ssh_name.lower()
+        if name in names:
+            first, written = names[name]
+            case = "" if written == node.name else f" ({written}: names are compared without case)"
+            yield f"nodes[{i}].name", f"{node.name} is already nodes[{first}]{case}"
+        elif target in targets:
+            yield (f"nodes[{i}].{'ssh' if node.ssh else 'name'}",
+                   f"{node.ssh_name} is already the ssh target of nodes[{targets[target]}]: one machine checked twice")
+        names.setdefault(name, (i, node.name))
+        targets.setdefault(target, i)
+
+    addresses: dict = {}
+    ports: dict[int, str] = {}
+    for i, node in inv.nodes:
+        for label, addr in [(f"nodes[{i}].address", node.address)] + [
+            (f"nodes[{i}].cx7[{k}].address", c.address) for k, c in enumerate(node.cx7)
+        ]:
+            if addr is None:
+                continue
+            ip = ipaddress.ip_interface(addr).ip
+            if ip in addresses:
+                yield label, f"{ip} is already used by {addresses[ip]}"
+            addresses.setdefault(ip, node.name)
+        lane_names = [lane.name for lane in node.lanes]
+        for k, lane in enumerate(node.lanes):
+            path = f"nodes[{i}].lanes[{k}]"
+            if lane_names.index(lane.name) != k:
+                yield f"{path}.name", f"{node.name} already has a lane named {lane.name}"
+            if lane.switch_port is None:
+                if lane.connected:
+                    yield f"{path}.switch_port", f"{node.name} {lane.name} is connected but has no switch port"
+                continue
+            if inv.switch and not 1 <= lane.switch_port <= inv.switch.ports:
+                yield f"{path}.switch_port", (
+                    f"port {lane.switch_port} does not exist on {inv.switch.name} (ports 1-{inv.switch.ports})")
+            if lane.switch_port in ports:
+                yield f"{path}.switch_port", f"port {lane.switch_port} is already used by {ports[lane.switch_port]}"
+            ports.setdefault(lane.switch_port, f"{node.name} {lane.name}")
+        if node.bond:
+            for k, member in enumerate(node.bond.lanes):
+                if member not in lane_names:
+                    yield f"nodes[{i}].bond.lanes[{k}]", f"{node.name} has no lane named {member}"
+        if inv.platform == "thor":
+            if node.address is None:
+                yield f"nodes[{i}].address", f"{node.name} needs its cluster address, e.g. 10.10.0.1{i + 1}/24"
+            if not node.bond and not node.interface and not node.lanes:
+                yield f"nodes[{i}]", f"{node.name} has no lanes, bond or interface to carry its cluster address"
+        if inv.platform == "spark" and len(node.cx7) not in (0, 2):
+            yield f"nodes[{i}].cx7", (
+                f"{node.name} lists {len(node.cx7)} CX7 interfaces; a cabled QSFP port has two logical interfaces")
+
+    if inv.platform == "thor" and not inv.has_switch and any(node.lanes for _, node in inv.nodes):
+        yield "switch", "a Thor shelf with lanes needs a [switch] table (its FEC mode and port speed)"
+    if inv.agent and inv.agent.node not in inv.node_names:
+        yield "agent.node", f"no node named {inv.agent.node}"
+    seen: dict[str, int] = {}
+    for k, engine in inv.engines:
+        if engine.node not in inv.node_names:
+            yield f"engines[{k}].node", f"no node named {engine.node}"
+        if engine.agent:
+            if engine.model in seen:
+                yield f"engines[{k}].model", f"{engine.model} is already routed by engines[{seen[engine.model]}]"
+            seen.setdefault(engine.model, k)
+    if not inv.has_agent and any(e.agent for _, e in inv.engines):
+        yield "engines", "engines routed by an agent need an [agent] table"
+
+
+# --- problem lines ----------------------------------------------------------------------------
+
+_TOML_KINDS = {bool: "true/false", int: "an integer", float: "a number with a fraction", str: "a string",
+               list: "an array", dict: "a table"}
+_EXPECTED = {"string_type": "a string", "int_type": "an integer", "float_type": "a number",
+             "bool_type": "true or false", "list_type": "an array", "model_type": "a table", "dict_type": "a table"}
+
+
+def _error_path(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z0-9_-]{1,64}", str(part)):
+            out += f".{part}" if out else str(part)
+        else:   # a key of the file's own: quoted, escaped, cut short
+            out += f"[{_show(str(part))}]"
+    return out
+
+
+def _message(e: dict) -> str:
+    """pydantic's message in the file's terms; a wrong value's type is named, its value never shown."""
+    kind = e["type"]
+    if kind in _EXPECTED:
+        found = e["input"]
+        if kind == "float_type" and type(found) is int:
+            return "is too large a number"
+        return f"should be {_EXPECTED[kind]}, not {_TOML_KINDS.get(type(found), 'a date or time')}"
+    if kind == "finite_number":
+        return "should be a finite number, not nan or inf"
+    return e["msg"].removeprefix("Value error, ").removeprefix("Input ")
+
+
+def _problems(err: ValidationError) -> list[str]:
+    errors = err.errors()
+    # a typo'd key is both an unknown field and a missing one: report it once, as the typo
+    missing = {(e["loc"][:-1], e["loc"][-1]) for e in errors if e["type"] == "missing"}
+    typos = {}
+    for e in errors:
+        if e["type"] == "extra_forbidden":
+            parent = e["loc"][:-1]
+            close = difflib.get_close_matches(str(e["loc"][-1]), [m for p, m in missing if p == parent], n=1)
+            if close:
+                typos[e["loc"]] = close[0]
+    meant = {(loc[:-1], name) for loc, name in typos.items()}
+    lines = []
+    for e in errors:
+        loc = e["loc"]
+        if e["type"] == "missing":
+            if (loc[:-1], loc[-1]) in meant:
+                continue
+            msg = "required field is missing"
+        elif e["type"] == "extra_forbidden":
+            msg = f"unknown field; did you mean {typos[loc]!r}?" if loc in typos else "unknown field (a typo?)"
+        else:
+            msg = _message(e)
+        lines.append(f"{_error_path(loc) or '(top level)'}: {msg}")
+    return lines
+
+
+# --- reading the file -------------------------------------------------------------------------
+
+def _depth(data) -> int:
+    """How deep tables and arrays sit within one another (without recursion)."""
+    deepest, todo = 0, [(data, 1)]
+    while todo:
+        value, depth = todo.pop()
+        deepest = max(deepest, depth)
+        children = value.values() if isinstance(value, dict) else value
+        todo.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+def _toml(text: str) -> dict:
+    """The file's tables, or the one line that says why there are none."""
+    if len(text) > MAX_BYTES:
+        raise ValueError(f"the file is larger than {MAX_BYTES >> 20} MiB; an inventory is a few kilobytes "
+                         "(is this the right file?)")
+    too_deep = f"tables or arrays are nested more than {MAX_DEPTH} levels deep; an inventory needs 5"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise ValueError(too_deep) from None
+    except ValueError:  # Python's limit on an integer's digits
+        raise ValueError("not valid TOML: a number too long to read") from None
+    if _depth(data) > MAX_DEPTH:
+        raise ValueError(too_deep)
+    return data
+
+
+def parse_inventory(text: str, source: str = "cluster.toml") -> Inventory:
+    try:
+        data = _toml(text)
+    except ValueError as e:
+        raise InventoryError(source, [str(e)]) from None
+    problems = [f"{path}: {msg}" for path, msg in _cross_check(_Parts(data))]
+    try:
+        inventory = Inventory.model_validate(data)
+    except ValidationError as e:
+        problems = _problems(e) + problems
+    if len(problems) > MAX_PROBLEMS:
+        problems = problems[:MAX_PROBLEMS] + [f"... and {len(problems) - MAX_PROBLEMS} more problems"]
+    if problems:
+        raise InventoryError(source, problems)
+    return inventory
+
+
+def _decode(raw: bytes) -> str:
+    if len(raw) > MAX_BYTES:
+        raise ValueError(f"the file is larger than {MAX_BYTES >> 20} MiB; an inventory is a few kilobytes "
+                         "(is this the right file?)")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError("the file is UTF-16 (it begins with a UTF-16 byte order mark); save it as UTF-8")
+    try:
+        return raw.decode("utf-8-sig")   # a UTF-8 byte order mark (Windows editors) is harmless
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ValueError(f"the file is not UTF-8: byte 0x{raw[e.start]:02x} on line {line} is not UTF-8 text "
+                         "(latin-1?); save the file as UTF-8") from None
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    source = str(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else "not a usable path"
+        raise InventoryError(source, [f"cannot read the inventory: {reason}"]) from None
+    try:
+        text = _decode(raw)
+    except ValueError as e:
+        raise InventoryError(source, [str(e)]) from None
+    return parse_inventory(text, source)

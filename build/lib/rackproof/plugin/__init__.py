@@ -1,0 +1,80 @@
+"""rackproof's pytest plugin: every hook, once, in the order a run needs them.
+
+Registered by the `pytest11` entry point `rackproof.plugin` (pyproject.toml), so pytest knows
+`--inventory` before it reads the command line, from any folder; the repo's conftest.py names
+the same module for a checkout that is not installed (pytest loads a plugin once by its name).
+
+    options    command-line options, markers, the inventory, which checks are in scope
+    params     the parameter kinds (node, lane, pair, engine, ...) and their fixtures
+    evidence   what a check leaves: commands run, figures, capability, its message
+    report     the acceptance report (one folder per run) and the verdict's coverage
+    serving    the agent's access key, a secret for the whole run
+    scheduling xdist: tests dealt to workers one at a time (--maxschedchunk 1)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from . import evidence, options, params, report, scheduling
+from .evidence import guards, measure, _collect_evidence  # noqa: F401  (fixtures: found on this module)
+from .params import (  # noqa: F401
+    _whole_rack, agent, bond_pair, bonded_node, cluster_network, cluster_node, cx7, cx7_cluster, cx7_node, cx7_pair,
+    engine, every_node, evidence_log, hosts, inventory, lane, link_pair, local_and_remote, node, node_locks, pair,
+    routed_engine)
+from .report import facts  # noqa: F401
+from .serving import access_key  # noqa: F401
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+    report.add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    options.restart_in_a_form_pytest_reads(early_config, parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # first: pytest-html and junitxml read htmlpath and xmlpath in their own pytest_configure
+    options.load(config)
+    report.start(config)
+    scheduling.deal_one_by_one(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    report.finish(config)
+    params.remove_locks(config)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    params.parametrize(metafunc)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    options.keep_in_scope(config, items)
+    params.drop_empty(config, items)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    report.note_left_out(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    report.share_collection(session)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    made = yield
+    if options.in_suite(item):   # the plugin is loaded in every pytest session: others' tests are left alone
+        evidence.annotate(item, call, made)
+        report.annotate(item, call, made)
+    return made
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_report_title(report) -> None:
+    report.title = "rackproof checks (pytest-html view; the acceptance report is report.html)"

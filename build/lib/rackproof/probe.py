@@ -1,0 +1,71 @@
+"""A probe: one command the suite runs on a node, together with how its answer is read.
+
+The command is a template whose {fields} are filled with shell-quoted values (a list gives
+one quoted word per item), so no value from cluster.toml or from a node reaches a shell
+unquoted; only a Command that another probe built goes in as it is (a server started in the
+background, a batch of commands). The probe also says which exit statuses still carry an answer, its timeout, and
+the parser that turns the answer into typed facts (none for a command judged by its exit
+status, like `ssh peer hostname`). Host.read / Host.run run it; `rackproof probes` prints
+catalog(), the list of every command the suite can run on a node.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from string import Formatter
+from typing import Callable, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Command(str):
+    """A shell command built by a probe: put into another probe's template as it is."""
+
+
+@dataclass(frozen=True)
+class Probe(Generic[T]):
+    name: str
+    does: str                                  # what it reads (or does), for `rackproof probes`
+    template: str
+    parser: Callable[..., T] | None = None     # parser(stdout, *[values[k] for k in parser_takes])
+    parser_takes: tuple[str, ...] = ()
+    ok_exit: tuple[int, ...] = (0,)
+    timeout: float | None = None               # None: the inventory's ssh.command_timeout
+    check: Callable[[dict], None] | None = None  # raises ValueError for values the command must not get
+
+    def fields(self) -> set[str]:
+        return {field for _, field, _, _ in Formatter().parse(self.template) if field}
+
+    def command(self, **values) -> Command:
+        """The command for these values (values that only the parser takes are left out)."""
+        fields = self.fields()
+        if not fields <= set(values) <= fields | set(self.parser_takes):
+            raise TypeError(f"probe {self.name} takes {sorted(fields | set(self.parser_takes))}, not {sorted(values)}")
+        if self.check is not None:
+            self.check(values)
+        return Command(self.template.format(**{k: _quoted(values[k]) for k in fields}))
+
+    def parse(self, stdout: str, values: dict) -> T:
+        return self.parser(stdout, *(values[k] for k in self.parser_takes))
+
+
+def _quoted(value) -> str:
+    if isinstance(value, Command):
+        return value
+    if isinstance(value, (list, tuple)):
+        return " ".join(shlex.quote(str(v)) for v in value)
+    return shlex.quote(str(value))
+
+
+def catalog() -> list[Probe]:
+    """Every probe: each tool's (every module of rackproof.probes, found, not listed), then the
+    batches, traffic and disruption built from them."""
+    import importlib
+    import pkgutil
+
+    from . import disrupt, host, probes, traffic
+    tools = [importlib.import_module(f"{probes.__name__}.{m.name}") for m in pkgutil.iter_modules(probes.__path__)]
+    found = [value for module in (*tools, host, traffic, disrupt) for value in vars(module).values()
+             if isinstance(value, Probe)]
+    return list(dict.fromkeys(found))  # a probe imported by another module is listed once

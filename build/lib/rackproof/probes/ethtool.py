@@ -1,0 +1,171 @@
+"""`ethtool IFACE` (run with LC_ALL=C) -> LinkInfo: speed, duplex, link state of one interface.
+
+Real output indents with tabs, copies in documents with spaces; lines without a "Key:" are
+continuations of the key above (link mode lists). Without root, lines such as "netlink error:
+Operation not permitted" are mixed in; they are keys nobody asks for. `ethtool A B C` reports
+only A. Only the block under "Settings for IFACE:" of the interface asked for is read: output
+holding another interface's block, or no header at all, must not pass for this interface's.
+
+Also home of the helpers the other ethtool-style parsers share (fec, bonding).
+"""
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+from ._text import int_value
+from rackproof.probe import Probe
+
+TOOL = "ethtool"
+
+_SPEED = re.compile(r"([0-9]{1,20})Mb/s")
+_NOT_REPORTED = "Not reported"
+# A key starts with a letter: hex dumps ("0x0000: 11 06") and continuation lines
+# ("10000baseT/Full", "drv probe link") are not keys.
+_KEY_START = re.compile(r"[A-Za-z]")
+
+
+def split_key_value(line: str) -> tuple[str, str] | None:
+    """("Key", "value") of a "Key: value" line, whatever its indentation; None for other lines.
+
+    String operations, not a regex: a lazy key followed by optional spaces and a colon
+    backtracks quadratically over a long run of spaces that no colon ends."""
+    key, colon, value = line.strip().partition(":")
+    if not colon or not _KEY_START.match(key):
+        return None
+    return key.rstrip(), value.lstrip()
+
+
+def interface_block(tool: str, text: str, header: str, interface: str) -> list[str]:
+    """The lines after "HEADER INTERFACE:" up to the next "HEADER OTHER:" line. ethtool prints
+    one such block per interface; without the asked-for one, the text says nothing about it."""
+    header_line = re.compile(re.escape(header) + r" (\S+):")
+    block = None
+    for line in text.splitlines():
+        named = header_line.fullmatch(line.strip())
+        if named and block is not None:
+            break                           # the next interface's block
+        if named and named[1] == interface:
+            block = []
+        elif block is not None:
+            block.append(line)
+    if block is None:
+        raise ParseError(tool, f"no '{header} {interface}:' block: the output is not about {interface}", text)
+    return block
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    interface: str                      # the one asked for, from "Settings for X:"
+    speed_mbps: int | None = None       # None for "Unknown!" (link down on most drivers) or no line
+    duplex: str | None = None           # "Full", "Half"; None for "Unknown! (255)"
+    link_detected: bool | None = None   # only from "Link detected:"; None when ethtool could not tell
+    port: str | None = None             # "Direct Attach Copper", "FIBRE", "Twisted Pair", "Other"
+    auto_negotiation: bool | None = None
+    lanes: int | None = None            # netlink-era ethtool only
+    supported_link_modes: tuple[str, ...] = ()   # empty for "Not reported"
+    advertised_link_modes: tuple[str, ...] = ()
+
+
+def parse_ethtool(text: str, interface: str) -> LinkInfo:
+    """The link of `interface`, read from its own "Settings for IFACE:" block only."""
+    fields = _fields(interface_block(TOOL, text, "Settings for", interface))
+    return LinkInfo(
+        interface=interface,
+        speed_mbps=_speed(fields.get("Speed"), text),
+        duplex=_known(fields.get("Duplex")),
+        link_detected=_on_off(fields.get("Link detected"), "yes", "no", "Link detected", text),
+        port=_first_line(fields.get("Port")),
+        auto_negotiation=_on_off(fields.get("Auto-negotiation"), "on", "off", "Auto-negotiation", text),
+        lanes=_optional_int(fields.get("Lanes"), "Lanes", text),
+        supported_link_modes=_link_modes(fields.get("Supported link modes")),
+        advertised_link_modes=_link_modes(fields.get("Advertised link modes")),
+    )
+
+
+def _fields(lines: list[str]) -> dict[str, list[str]]:
+    """key -> [value, continuation lines...]; a repeated key keeps its first value."""
+    fields: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in lines:
+        pair = split_key_value(line)
+        if pair:
+            key, value = pair
+            current = fields.setdefault(key, [value]) if key not in fields else None
+        elif line.strip() and current is not None:
+            current.append(line.strip())
+    return fields
+
+
+def _first_line(value: list[str] | None) -> str | None:
+    return value[0] if value else None
+
+
+def _known(value: list[str] | None) -> str | None:
+    first = _first_line(value)
+    return None if first is None or first.startswith("Unknown") else first
+
+
+def _speed(value: list[str] | None, text: str) -> int | None:
+    first = _known(value)
+    if first is None:
+        return None
+    match = _SPEED.fullmatch(first)
+    if match is None:
+        raise ParseError(TOOL, f"unreadable Speed: {first!r}", text)
+    return int(match[1])
+
+
+def _on_off(value: list[str] | None, yes: str, no: str, what: str, text: str) -> bool | None:
+    first = _first_line(value)
+    if first is None:
+        return None
+    if first not in (yes, no):
+        raise ParseError(TOOL, f"{what} is neither {yes!r} nor {no!r}: {first!r}", text)
+    return first == yes
+
+
+def _optional_int(value: list[str] | None, what: str, text: str) -> int | None:
+    first = _first_line(value)
+    return None if first is None else int_value(TOOL, first, what, text)
+
+
+def _link_modes(value: list[str] | None) -> tuple[str, ...]:
+    # Older ethtool prints several modes per line ("10baseT/Half 10baseT/Full"), newer one.
+    if not value or value[0] == _NOT_REPORTED:
+        return ()
+    return tuple(mode for line in value for mode in line.split())
+
+
+def render_ethtool(info: LinkInfo) -> str:
+    """`ethtool IFACE` as the netlink-era tool prints it: tab-indented, real line order.
+
+    Lines for fields that are None are left out (except Speed/Duplex, printed as Unknown!),
+    so parse_ethtool(render_ethtool(info), info.interface) == info.
+    """
+    lines = [f"Settings for {info.interface}:"]
+    lines += _render_link_modes("Supported link modes:", info.supported_link_modes)
+    lines += _render_link_modes("Advertised link modes:", info.advertised_link_modes)
+    lines.append(f"\tSpeed: {info.speed_mbps}Mb/s" if info.speed_mbps is not None else "\tSpeed: Unknown!")
+    if info.lanes is not None:
+        lines.append(f"\tLanes: {info.lanes}")
+    lines.append(f"\tDuplex: {info.duplex}" if info.duplex is not None else "\tDuplex: Unknown! (255)")
+    if info.auto_negotiation is not None:
+        lines.append(f"\tAuto-negotiation: {'on' if info.auto_negotiation else 'off'}")
+    if info.port is not None:
+        lines.append(f"\tPort: {info.port}")
+    if info.link_detected is not None:
+        lines.append(f"\tLink detected: {'yes' if info.link_detected else 'no'}")
+    return "\n".join(lines) + "\n"
+
+
+def _render_link_modes(label: str, modes: tuple[str, ...]) -> list[str]:
+    # ethtool pads the label to 24 columns and lines up one mode per continuation line under it.
+    column = 24
+    first, *rest = modes or (_NOT_REPORTED,)
+    return [f"\t{label:<{column}}{first}"] + [f"\t{'':<{column}}{mode}" for mode in rest]
+
+
+# ethtool exits 75/76 on some drivers without root yet prints what we need: parse anyway
+ETHTOOL = Probe("ethtool", "a lane's speed, duplex, port and link", "LC_ALL=C ethtool {interface}",
+                parse_ethtool, ("interface",), ok_exit=(0, 75, 76))

@@ -1,0 +1,46 @@
+"""`ibdev2netdev` (Mellanox OFED / DOCA) -> which RDMA device port carries which netdev, Up or Down.
+
+"rocep1s0f1 port 1 ==> enp1s0f1np1 (Up)". The line order is not stable between runs. On a DGX
+Spark each physical QSFP port shows as two logical interfaces (rocep1s0f1 and roceP2p1s0f1):
+both must be Up on the cabled port. No output at all means no RDMA device (a Spark removes its
+ConnectX-7 from PCI while no cable is in).
+"""
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+from rackproof.probe import Probe
+
+TOOL = "ibdev2netdev"
+
+_MAPPING = re.compile(r"(\S+) port ([0-9]{1,3}) ==> (\S+) \((Up|Down)\)")
+
+
+@dataclass(frozen=True)
+class RdmaMap:
+    device: str          # RDMA device: "rocep1s0f1", "roceP2p1s0f1", "mlx5_0"
+    port: int
+    netdev: str          # "enp1s0f1np1"
+    up: bool             # the netdev's operstate is up (cable in, link trained)
+
+
+def parse_ibdev2netdev(text: str) -> tuple[RdmaMap, ...]:
+    """Mappings in the order printed; lines that are not mappings (shell noise) are skipped,
+    but some text without a single mapping is not ibdev2netdev output."""
+    maps = []
+    for line in text.splitlines():
+        match = _MAPPING.fullmatch(line.strip())
+        if match:
+            maps.append(RdmaMap(match[1], int(match[2]), match[3], match[4] == "Up"))
+    if not maps and text.strip():
+        raise ParseError(TOOL, "no 'DEVICE port N ==> NETDEV (Up|Down)' line", text)
+    return tuple(maps)
+
+
+def render_ibdev2netdev(maps: tuple[RdmaMap, ...]) -> str:
+    return "".join(f"{m.device} port {m.port} ==> {m.netdev} ({'Up' if m.up else 'Down'})\n" for m in maps)
+
+
+IBDEV2NETDEV = Probe("ibdev2netdev", "which RDMA device and port each CX7 interface is, and its state",
+                     "ibdev2netdev", parse_ibdev2netdev)

@@ -1,0 +1,98 @@
+"""`ip -j addr`, `ip -j link` and `ip -j route get ADDR` (iproute2 JSON) -> interfaces, routes.
+
+JSON, not `ip -br`: -br pads names to 16 columns and long names overflow into the next one.
+"""
+
+from dataclasses import dataclass
+
+from . import ParseError
+from ._text import json_field, load_json
+from rackproof.probe import Probe
+
+TOOL = "ip"
+
+
+@dataclass(frozen=True)
+class Address:
+    family: str                  # "inet" or "inet6"
+    local: str
+    prefixlen: int
+    scope: str | None = None     # "global", "link", "host"
+    dynamic: bool = False        # has a lifetime (DHCP, SLAAC): the guides want static cluster addresses
+
+
+@dataclass(frozen=True)
+class Interface:
+    name: str
+    state: str                   # operstate: UP, DOWN, LOWERLAYERDOWN, UNKNOWN (lo, some drivers)
+    mtu: int
+    mac: str | None              # link-layer address; None for links without one (tun, wireguard)
+    addresses: tuple[Address, ...] = ()
+    flags: tuple[str, ...] = ()  # UP is the admin state; NO-CARRIER / LOWER_UP the cable
+    master: str | None = None    # the bond or bridge this link is enslaved to
+
+
+@dataclass(frozen=True)
+class Route:
+    dst: str
+    dev: str
+    src: str | None              # "prefsrc": the source address the kernel picks
+    gateway: str | None = None   # None when the destination is on a directly attached subnet
+    type: str = "unicast"        # "local" when dst is one of the node's own addresses
+
+
+def parse_ip_addr(json_text: str) -> tuple[Interface, ...]:
+    """Interfaces of `ip -j addr`; `ip -j link` reads the same (no addr_info: no addresses)."""
+    links = load_json(TOOL, json_text)
+    if not isinstance(links, list):
+        raise ParseError(TOOL, "expected a JSON list of links", json_text)
+    return tuple(_interface(link, json_text) for link in links)
+
+
+def _interface(link, text: str) -> Interface:
+    addr_info = json_field(TOOL, link, "addr_info", list, text, optional=True) or []
+    flags = json_field(TOOL, link, "flags", list, text, optional=True) or []
+    if not all(isinstance(flag, str) for flag in flags):
+        raise ParseError(TOOL, f"flags are not strings: {flags!r}", text)
+    return Interface(
+        name=json_field(TOOL, link, "ifname", str, text),
+        state=json_field(TOOL, link, "operstate", str, text),
+        mtu=json_field(TOOL, link, "mtu", int, text),
+        mac=json_field(TOOL, link, "address", str, text, optional=True),
+        addresses=tuple(_address(info, text) for info in addr_info),
+        flags=tuple(flags),
+        master=json_field(TOOL, link, "master", str, text, optional=True),
+    )
+
+
+def _address(info, text: str) -> Address:
+    return Address(
+        family=json_field(TOOL, info, "family", str, text),
+        local=json_field(TOOL, info, "local", str, text),
+        prefixlen=json_field(TOOL, info, "prefixlen", int, text),
+        scope=json_field(TOOL, info, "scope", str, text, optional=True),
+        dynamic=json_field(TOOL, info, "dynamic", bool, text, optional=True) or False,
+    )
+
+
+def parse_ip_route_get(json_text: str) -> Route:
+    """The route of `ip -j route get ADDR`. No route prints nothing on stdout (the error goes
+    to stderr: "RTNETLINK answers: Network is unreachable"), which is a ParseError here."""
+    if not json_text.strip():
+        raise ParseError(TOOL, "no route (empty output)", json_text)
+    routes = load_json(TOOL, json_text)
+    if not isinstance(routes, list) or len(routes) != 1:
+        raise ParseError(TOOL, "expected a JSON list holding one route", json_text)
+    route = routes[0]
+    return Route(
+        dst=json_field(TOOL, route, "dst", str, json_text),
+        dev=json_field(TOOL, route, "dev", str, json_text),
+        src=json_field(TOOL, route, "prefsrc", str, json_text, optional=True),
+        gateway=json_field(TOOL, route, "gateway", str, json_text, optional=True),
+        type=json_field(TOOL, route, "type", str, json_text, optional=True) or "unicast",
+    )
+
+
+ADDRESSES = Probe("ip addr", "every interface: state, MAC, MTU, addresses", "ip -j addr", parse_ip_addr)
+ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes to an address",
+                  "ip -j route get {address}", parse_ip_route_get)

@@ -1,0 +1,142 @@
+"""Jetson platform facts: /etc/nv_tegra_release, installed package versions, `nvpmodel -q`.
+
+The guide wants the same JetPack release (and so the same TensorRT) on every node, because an
+engine built on one Thor must load on the others.
+"""
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from . import ParseError
+from rackproof.probe import Probe
+
+TOOL_RELEASE = "nv_tegra_release"
+TOOL_DPKG = "dpkg-query"
+TOOL_NVPMODEL = "nvpmodel"
+
+# L4T major -> JetPack major: R32 = JetPack 4, R35 = 5, R36 = 6, R38 = 7.0/7.1, R39 = 7.2
+_JETPACK_OF_L4T = {32: 4, 34: 5, 35: 5, 36: 6, 38: 7, 39: 7}
+# The major in bounded ASCII digits: int() refuses over 4300 digits, and \d matches other scripts' digits.
+_RELEASE = re.compile(r"^# R(?P<major>[0-9]{1,9}) \(release\), REVISION: (?P<revision>[0-9]+(?:\.[0-9]+)*)")
+
+
+@dataclass(frozen=True)
+class L4TRelease:
+    release: str                 # "R38"
+    revision: str                # "2.0"
+    major: int                   # 38
+
+    @property
+    def version(self) -> str:
+        """"38.2.0", the form nvidia-l4t-core's package version starts with."""
+        return f"{self.major}.{self.revision}"
+
+    @property
+    def jetpack_major(self) -> int | None:
+        """JetPack major release of this L4T; None for an L4T this table does not know."""
+        return _JETPACK_OF_L4T.get(self.major)
+
+
+def parse_nv_tegra_release(text: str) -> L4TRelease:
+    """The first line: `# R38 (release), REVISION: 2.0, GCID: ..., BOARD: ..., DATE: ...`."""
+    match = _RELEASE.match(text)
+    if match is None:
+        raise ParseError(TOOL_RELEASE, "first line is not '# R<n> (release), REVISION: <x.y>'", text)
+    major = int(match["major"])
+    return L4TRelease(release=f"R{major}", revision=match["revision"], major=major)
+
+
+def render_nv_tegra_release(release: L4TRelease, gcid: str = "41844464",
+                            date: str = "Fri Aug 22 00:55:42 UTC 2025") -> str:
+    """The whole file as a JetPack 7 Thor has it (defaults from a real R38.2.0 file)."""
+    return (
+        f"# {release.release} (release), REVISION: {release.revision}, GCID: {gcid}, BOARD: generic, "
+        f"EABI: aarch64, DATE: {date}\n"
+        "# KERNEL_VARIANT: oot\n"
+        "TARGET_USERSPACE_LIB_DIR=nvidia\n"
+        "TARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n"
+        "INSTALL_TYPE=\n"
+    )
+
+
+# Status-Abbrev tells installed packages from removed ones that dpkg still remembers
+# ("rc": config files left), which `dpkg-query -W` would otherwise list with an old version.
+DPKG_QUERY_FORMAT = r"${Package}\t${db:Status-Abbrev}\t${Version}\n"
+
+
+def _check_packages(values: dict) -> None:
+    packages = list(values["packages"])
+    if not packages or any(not p or p.startswith("-") for p in packages):
+        raise ValueError(f"not package names: {packages!r}")
+
+
+def parse_dpkg_versions(text: str) -> dict[str, str]:
+    """package -> version of the installed packages, from the output of DPKG_VERSIONS.
+
+    Also reads dpkg-query's default `-W` output ("package[:arch]<TAB>version"), which cannot
+    tell a removed package with config files left from an installed one: every listed
+    package with a version counts as installed there.
+    """
+    versions: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) == 3:
+            package, status, version = fields
+            # the second letter of Status-Abbrev is the current state; "i" = installed
+            installed = len(status) >= 2 and status[1] == "i"
+        elif len(fields) == 2:
+            package, version = fields
+            package = package.split(":")[0]  # ${binary:Package} adds ":arm64" for a foreign arch
+            installed = bool(version.strip())
+        else:
+            raise ParseError(TOOL_DPKG, f"expected package<TAB>[status<TAB>]version: {line!r}", text)
+        if not package or any(c.isspace() for c in package):
+            raise ParseError(TOOL_DPKG, f"not a package name: {package!r}", text)
+        if installed:
+            versions[package] = version.strip()
+    return versions
+
+
+def render_dpkg_versions(versions: dict[str, str]) -> str:
+    """What DPKG_VERSIONS prints for installed packages (absent ones print nothing)."""
+    return "".join(f"{package}\tii \t{version}\n" for package, version in versions.items())
+
+
+@dataclass(frozen=True)
+class PowerMode:
+    name: str                    # "MAXN"
+    id: int                      # 0
+
+
+_POWER_MODE = re.compile(r"NV Power Mode: ?(?P<name>\S+)\s*$")
+
+
+def parse_nvpmodel(text: str) -> PowerMode:
+    """`nvpmodel -q` prints the mode name line, then its number; --verbose adds NVPM lines
+    and prefixes the name line with "NVPM VERB: Current mode: "."""
+    lines = [line.strip() for line in text.splitlines()]
+    for index, line in enumerate(lines):
+        match = _POWER_MODE.search(line)
+        if match is None:
+            continue
+        following = [rest for rest in lines[index + 1:] if rest and not rest.startswith("NVPM")]
+        if not following or not re.fullmatch(r"[0-9]{1,9}", following[0]):
+            raise ParseError(TOOL_NVPMODEL, "no mode number after the power mode name", text)
+        return PowerMode(name=match["name"], id=int(following[0]))
+    raise ParseError(TOOL_NVPMODEL, "no 'NV Power Mode:' line", text)
+
+
+def render_nvpmodel(mode: PowerMode) -> str:
+    return f"NV Power Mode: {mode.name}\n{mode.id}\n"
+
+
+NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "cat /etc/nv_tegra_release",
+                         parse_nv_tegra_release)
+# A package dpkg never heard of prints nothing on stdout ("dpkg-query: no packages found
+# matching X" on stderr) and makes the exit status 1; the others are still listed.
+DPKG_VERSIONS = Probe("dpkg-query", "installed versions of packages (JetPack, TensorRT)",
+                      "dpkg-query -W -f " + shlex.quote(DPKG_QUERY_FORMAT).replace("{", "{{").replace("}", "}}")
+                      + " {packages}", parse_dpkg_versions, ok_exit=(0, 1), check=_check_packages)

@@ -1,0 +1,218 @@
+"""nccl-tests (`all_reduce_perf`, `all_gather_perf`, ... under mpirun) -> NcclResult.
+
+Column spacing, the version line and `#wrong` ("N/A" with -c 0) vary between versions, and
+numbers may come in exponent form. The "# Avg bus bandwidth" line ends in a space, or in
+OK/FAILED when NCCL_TESTS_MIN_BW is set. X11 "Authorization required" noise and NCCL INFO/WARN
+lines from other ranks are interleaved with the table and are cut out before reading it.
+If every rank says "Rank 0", mpirun started separate one-rank jobs instead of one job across
+the nodes: `NcclResult.one_job` and `distinct_hosts` show it.
+"""
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+from ._text import finite_float
+from rackproof.probe import Probe
+
+TOOL = "nccl-tests"
+
+# Noise written by other processes, each a whole message with its newline: it may land in the
+# middle of a row (nccl-tests prints a row in pieces), so it is cut out of the text, newline
+# included, before the text is split into lines. Host names start with a letter, so a row's
+# last digit just before a glued "host:pid:tid [dev] NCCL INFO ..." stays in the row.
+_NOISE = re.compile(r"(?:Authorization required, but no authorization protocol specified"
+                    r"|[A-Za-z][\w.-]{0,252}:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN)\b[^\n]*)\n?")
+# "%g"/"%f" output, exponent form included ("1.2e+07" when a time outgrows its column). The
+# optional decimal point and decimals are one group: "[0-9]+\.?[0-9]*" splits a digit run in
+# quadratically many ways before a fullmatch can fail. inf and nan are read so that a row or
+# average holding one fails the parse instead of being skipped.
+_NUMBER_PATTERN = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|nan)"
+_NUMBER = re.compile(_NUMBER_PATTERN)
+_SIZE = re.compile(r"[0-9]{1,20}")
+_ROOT = re.compile(r"-?[0-9]{1,20}")
+# The table's first header line names the columns: size count type redop root, then time algbw
+# busbw #wrong out-of-place and again in-place, with optional extras (#bitdiff, per-iteration
+# i_min..i_cv%, timestamp) after each #wrong. Rows are read by those positions.
+_KEY_COLUMNS = ["size", "count", "type", "redop", "root"]
+_TIME_COLUMNS = ("time", "cputime")
+_CLASSIC_COLUMNS = (5, 9)   # where the two "time" columns are without extras (and without a header)
+_RANK = re.compile(r"#\s*Rank\s+([0-9]{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\b.*")
+_COLLECTIVE = re.compile(r"# Collective test starting: (\S+)")
+_OUT_OF_BOUNDS = re.compile(r"#?\s*Out of bounds values\s*:\s*([0-9]{1,20})\s+(OK|FAILED)\s*")
+# "\s*(OK|FAILED)?\s*" would split a run of spaces between its two \s* in quadratically many ways
+_AVG_BUSBW = re.compile(rf"#?\s*Avg bus bandwidth\s*:\s*({_NUMBER_PATTERN})\s*(?:(OK|FAILED)\s*)?")
+# "host: Test CUDA failure common.cu:502 '...'", "Test NCCL failure", " .. host pid N: Test failure"
+_FAILURE = re.compile(r"\bTest (?:CUDA |NCCL )?failure\b|\bTest timeout\b")
+
+
+@dataclass(frozen=True)
+class NcclRow:
+    size: int                   # bytes
+    count: int                  # elements
+    type: str                   # "float", "bfloat16", ...
+    redop: str                  # "sum"; "none" for all_gather
+    root: int                   # -1 when the collective has no root
+    oop_time_us: float          # out-of-place
+    oop_algbw: float            # GB/s
+    oop_busbw: float            # GB/s, the figure comparable across collectives and rank counts
+    oop_wrong: float | None     # wrong elements (older versions: max delta); None for "N/A"
+    ip_time: float              # in-place, microseconds
+    ip_algbw: float
+    ip_busbw: float
+    ip_wrong: float | None
+
+
+@dataclass(frozen=True)
+class NcclResult:
+    rows: tuple[NcclRow, ...]
+    avg_busbw_gbs: float        # "# Avg bus bandwidth" (GB/s, bytes not bits)
+    out_of_bounds: int | None   # None when the line is missing
+    ok: bool                    # every "Out of bounds values" line says OK
+    ranks: tuple[tuple[int, str], ...]  # (rank, host) of each "#  Rank N ... on HOST device" line
+    collective: str | None = None        # "all_reduce_perf"
+    min_bw_passed: bool | None = None    # the OK/FAILED after the average; None without NCCL_TESTS_MIN_BW
+
+    @property
+    def distinct_hosts(self) -> tuple[str, ...]:
+        """Hosts that ran ranks, in order of first appearance."""
+        return tuple(dict.fromkeys(host for _, host in self.ranks))
+
+    @property
+    def one_job(self) -> bool:
+        """The ranks are 0..n-1, each once: one NCCL job, not several one-rank jobs.
+        False when no rank line was printed."""
+        ranks = sorted(rank for rank, _ in self.ranks)
+        return bool(ranks) and ranks == list(range(len(ranks)))
+
+
+def parse_nccl(text: str) -> NcclResult:
+    rows, ranks = [], []
+    collective = avg = None
+    out_of_bounds: list[re.Match] = []
+    time_columns = _CLASSIC_COLUMNS
+    for line in _NOISE.sub("", text).splitlines():
+        line = line.strip()
+        if _FAILURE.search(line):
+            raise ParseError(TOOL, f"test failed: {line!r}", text)
+        if not line.startswith("#"):
+            if row := _row(line.split(), time_columns, text):
+                rows.append(row)
+        elif line[1:].split()[:5] == _KEY_COLUMNS:
+            time_columns = _time_columns(line[1:].split(), text)
+        elif match := _RANK.fullmatch(line):
+            ranks.append((int(match[1]), match[2]))
+        elif match := _COLLECTIVE.fullmatch(line):
+            collective = collective or match[1]
+        elif match := _OUT_OF_BOUNDS.fullmatch(line):
+            out_of_bounds.append(match)
+        elif match := _AVG_BUSBW.fullmatch(line):
+            avg = match                     # several one-rank jobs: the last one's
+    if avg is None:
+        raise ParseError(TOOL, "no '# Avg bus bandwidth' line: the test did not finish", text)
+    verdict = avg[2]
+    return NcclResult(
+        rows=tuple(rows),
+        avg_busbw_gbs=finite_float(TOOL, avg[1], "Avg bus bandwidth", text),
+        # separate one-rank jobs each print their own summary: add them up
+        out_of_bounds=sum(int(m[1]) for m in out_of_bounds) if out_of_bounds else None,
+        ok=bool(out_of_bounds) and all(m[2] == "OK" for m in out_of_bounds),
+        ranks=tuple(ranks),
+        collective=collective,
+        min_bw_passed=None if verdict is None else verdict == "OK",
+    )
+
+
+def _time_columns(names: list[str], text: str) -> tuple[int, int]:
+    positions = [i for i, name in enumerate(names) if name in _TIME_COLUMNS]
+    if len(positions) != 2:
+        raise ParseError(TOOL, f"column header without an out-of-place and an in-place time: {names!r}", text)
+    return positions[0], positions[1]
+
+
+def _row(tokens: list[str], time_columns: tuple[int, int], text: str) -> NcclRow | None:
+    """The row in these tokens, or None when they are not one (noise, a cut line). A row
+    whose figures are not finite (inf, nan, more digits than a double holds) is a ParseError."""
+    oop, ip = time_columns
+    if len(tokens) < ip + 4 or not (_SIZE.fullmatch(tokens[0]) and _SIZE.fullmatch(tokens[1])
+                                    and _ROOT.fullmatch(tokens[4])):
+        return None
+    # time, algbw, busbw and #wrong of each half
+    halves = [tokens[oop:oop + 4], tokens[ip:ip + 4]]
+    if not all(_NUMBER.fullmatch(value) for half in halves for value in half[:3]) \
+            or not all(_NUMBER.fullmatch(half[3]) or half[3] == "N/A" for half in halves):
+        return None
+    out_of_place, in_place = (_figures(half, tokens[0], text) for half in halves)
+    return NcclRow(int(tokens[0]), int(tokens[1]), tokens[2], tokens[3], int(tokens[4]),
+                   *out_of_place, *in_place)
+
+
+def _figures(half: list[str], size: str, text: str) -> list[float | None]:
+    """time, algbw, busbw and #wrong (None for "N/A") of one half of a row."""
+    figures: list[float | None] = [finite_float(TOOL, value, f"{name} of the {size}-byte row", text)
+                                   for name, value in zip(("time", "algbw", "busbw"), half)]
+    wrong = None if half[3] == "N/A" else finite_float(TOOL, half[3], f"#wrong of the {size}-byte row", text)
+    return figures + [wrong]
+
+
+# writeResultHeader's three lines without the optional columns, as printed.
+_TABLE_HEADER = (
+    "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
+    % ("", "", "", "", ""),
+    "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %s"
+    % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+       "time", "algbw", "busbw", "#wrong", ""),
+    "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %s"
+    % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", ""),
+)
+
+
+def render_nccl(result: NcclResult, *, device: str = "[000f:01:00] NVIDIA GB10") -> str:
+    """Output of one nccl-tests job under mpirun, in the current (2.18) layout.
+
+    `device` is the PCI address and GPU name of each "Rank" line (a DGX Spark's by default).
+    The `# nThread` line is derived from the rows, PIDs are made up, the version line is left
+    out (older versions have none). parse_nccl(render_nccl(r)) == r.
+    """
+    sizes = [row.size for row in result.rows] or [0]
+    lines = [] if result.collective is None else [f"# Collective test starting: {result.collective}"]
+    lines += [f"# nThread 1 nGpus 1 minBytes {min(sizes)} maxBytes {max(sizes)} step: 2(factor) "
+              "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0",
+              "#", "# Using devices"]
+    lines += ["#  Rank %2d Group %2d Pid %6d on %10s device %2d %s" % (rank, 0, 4000 + rank, host, 0, device)
+              for rank, host in result.ranks]
+    lines += ["#", *_TABLE_HEADER]
+    lines += [_render_row(row) for row in result.rows]
+    if result.out_of_bounds is not None:
+        status = "OK" if result.ok else "FAILED"
+        lines.append("# %-20s : %d %s" % ("Out of bounds values", result.out_of_bounds, status))
+    verdict = "" if result.min_bw_passed is None else ("OK" if result.min_bw_passed else "FAILED")
+    lines += ["# %-20s : %g %s" % ("Avg bus bandwidth", result.avg_busbw_gbs, verdict), "#"]
+    if result.collective is not None:
+        lines += [f"# Collective test concluded: {result.collective}", "#"]
+    return "\n".join(lines) + "\n"
+
+
+def _render_row(row: NcclRow) -> str:
+    text = "%12d  %12d  %8s  %6s  %6d" % (row.size, row.count, row.type, row.redop, row.root)
+    for time_us, algbw, busbw, wrong in ((row.oop_time_us, row.oop_algbw, row.oop_busbw, row.oop_wrong),
+                                         (row.ip_time, row.ip_algbw, row.ip_busbw, row.ip_wrong)):
+        text += "  %7s  %6s  %6s" % (_fit(time_us, 7), _fit(algbw, 6), _fit(busbw, 6))
+        text += "    N/A" if wrong is None else "  %6g" % wrong
+    return text
+
+
+def _fit(value: float, width: int) -> str:
+    """nccl-tests' getFloatStr: two decimals, fewer as the number grows, then exponent form."""
+    for decimals in (2, 1, 0):
+        formatted = "%*.*f" % (width, decimals, value)
+        if len(formatted) <= width:
+            return formatted
+    return ("%*.1e" if width >= 7 else "%*.0e") % (width, value)
+
+
+# NVIDIA's sizes for the Spark playbook's test: 1 GB to 4 GB, doubling, one GPU per rank
+NCCL_TEST = Probe("mpirun nccl-tests", "bus bandwidth of one NCCL collective across the nodes over CX7",
+                  "mpirun -np {ranks} -H {hosts} --mca btl_tcp_if_include {interface} "
+                  "-x NCCL_SOCKET_IFNAME={interface} -x NCCL_DEBUG=WARN {test} -b 1G -e 4G -f 2 -g 1",
+                  parse_nccl, timeout=300)

@@ -1,0 +1,129 @@
+"""`nvidia-smi --query-gpu=... --format=csv[,noheader]` and the plain `nvidia-smi` table.
+
+Thor and GB10 share memory with the CPU: memory fields read `[N/A]` in CSV and
+`Not Supported` in the table, so a missing value is normal there, not an error.
+"""
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+from rackproof.probe import Probe
+
+TOOL = "nvidia-smi"
+
+# "[N/A]", "[Not Supported]", "[Insufficient Permissions]": nvidia-smi's no-value markers in CSV
+_NO_VALUE = re.compile(r"^\[[^\]]*\]$")
+
+
+def parse_nvidia_smi_query(csv_text: str, fields) -> tuple[dict[str, str | None], ...]:
+    """One dict per GPU, keyed by the queried field names, values as printed ("46068 MiB")
+    or None for a no-value marker. A header line (csv without noheader) is skipped when it
+    names the queried fields."""
+    fields = list(fields)
+    lines = [line for line in csv_text.splitlines() if line.strip()]
+    if lines and [_without_unit(cell) for cell in lines[0].split(",")] == fields:
+        lines = lines[1:]
+    rows = []
+    for line in lines:
+        cells = [cell.strip() for cell in line.split(",")]
+        if len(cells) != len(fields):
+            raise ParseError(TOOL, f"expected {len(fields)} values ({', '.join(fields)}): {line!r}", csv_text)
+        rows.append({field: None if _NO_VALUE.match(cell) else cell for field, cell in zip(fields, cells)})
+    return tuple(rows)
+
+
+def _without_unit(cell: str) -> str:
+    """A header cell without its unit: "memory.total [MiB]" -> "memory.total". String operations:
+    a regex search for " [" ... "]" at the end rescans the rest of the cell from every " [" in it."""
+    cell = cell.strip()
+    name, bracket, unit = cell.rpartition(" [")
+    return name if bracket and unit.endswith("]") and "]" not in unit[:-1] else cell
+
+
+def render_nvidia_smi_query(rows, fields, header: bool = False) -> str:
+    """CSV as nvidia-smi prints it; None becomes `[N/A]`."""
+    fields = list(fields)
+    lines = [", ".join(fields)] if header else []
+    lines += [", ".join("[N/A]" if row[field] is None else row[field] for field in fields) for row in rows]
+    return "".join(line + "\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class NvidiaSmiBanner:
+    driver_version: str
+    cuda_version: str | None     # highest CUDA the driver supports; None if it prints N/A
+    gpu_names: tuple[str, ...]   # table order (GPU 0 first)
+
+
+_VERSIONS = re.compile(r"NVIDIA-SMI \S+\s+Driver Version: (?P<driver>\S+)\s+CUDA Version: (?P<cuda>\S+)")
+# The Bus-Id at the start of a row's second cell tells a GPU row from the process rows below it.
+_BUS_ID = re.compile(r"\s+[0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s")
+_PERSISTENCE = ("On", "Off", "N/A")
+
+
+def parse_nvidia_smi_banner(text: str) -> NvidiaSmiBanner:
+    versions = _VERSIONS.search(text)
+    if versions is None:
+        raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version: ... CUDA Version: ...' line", text)
+    cuda = versions["cuda"]
+    return NvidiaSmiBanner(
+        driver_version=versions["driver"],
+        cuda_version=None if cuda == "N/A" else cuda,
+        gpu_names=tuple(name for line in text.splitlines() if (name := _gpu_name(line))),
+    )
+
+
+def _gpu_name(line: str) -> str | None:
+    """The name in a GPU row, "|   0  NVIDIA GB10                    On  |   0000000F:01:00.0 Off |";
+    None for other lines. Cut at spaces rather than matched by a lazy name before spaces, which
+    backtracks quadratically over a long run of spaces."""
+    if not line.startswith("|"):
+        return None
+    first, bar, second = line[1:].partition("|")
+    index, _, name_and_mode = first.strip().partition(" ")
+    name, _, mode = name_and_mode.rpartition(" ")
+    name = name.strip()
+    if bar and index.isascii() and index.isdigit() and name and mode in _PERSISTENCE and _BUS_ID.match(second):
+        return name
+    return None
+
+
+def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12:13:37 2026") -> str:
+    """The table of an idle Thor (layout of a real 595.78 capture); names up to 30 characters."""
+    cuda = banner.cuda_version or "N/A"
+    wide = "+" + "-" * 89 + "+"
+    split = "+" + "-" * 41 + "+" + "-" * 24 + "+" + "-" * 22 + "+"
+    lines = [
+        date,
+        wide,
+        f"| NVIDIA-SMI {banner.driver_version:<22} Driver Version: {banner.driver_version:<14} "
+        f"CUDA Version: {cuda:<9}|",
+        split,
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
+        "|                                         |                        |               MIG M. |",
+        "|=========================================+========================+======================|",
+    ]
+    for index, name in enumerate(banner.gpu_names):
+        lines += [
+            f"|{index:>4}  {name:<30} Off |   00000000:{index + 1:02X}:00.0 Off |                  N/A |",
+            "| N/A   35C  N/A               1W /  N/A  | Not Supported          |      0%      Default |",
+            "|                                         |                        |             Disabled |",
+            split,
+        ]
+    lines += [
+        "",
+        wide,
+        "| Processes:                                                                              |",
+        "|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |",
+        "|        ID   ID                                                               Usage      |",
+        "|=========================================================================================|",
+        "|  No running processes found                                                             |",
+        wide,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+NVIDIA_SMI = Probe("nvidia-smi", "the GPU driver and CUDA versions (the banner)", "nvidia-smi",
+                   parse_nvidia_smi_banner)

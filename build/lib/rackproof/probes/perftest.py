@@ -1,0 +1,142 @@
+"""`ib_write_bw` (linux-rdma perftest) -> PerftestResult: the bandwidth of the last result row.
+
+The header and table are tab/space separated. Units are MB/sec (MiB/s: perftest divides by
+2^20) unless `--report_gbits` gives Gb/sec; Gb/sec rows below 0.1 switch to six decimals.
+`--run_infinitely` and `-D` print "WARNING: BW peak won't be measured", a peak of 0.00 and a
+row per interval: the last row is the result. A wrong GID index prints the header and no row
+and still exits 0, so no row is a failure; so is any of perftest's own failure lines.
+Trust the client's figures: the server's side of the same run reads differently.
+"""
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+from ._text import finite_float
+from rackproof.probe import Probe
+
+TOOL = "ib_write_bw"
+
+_TABLE_HEADER = re.compile(
+    r"#bytes\s+#iterations\s+BW peak\[(Gb/sec|MB/sec)\]\s+BW average\[(?:Gb/sec|MB/sec)\]\s+MsgRate\[Mpps\]")
+# printf("%.2f") of a figure; inf and nan are read so that a row holding one fails the parse
+# instead of being skipped for an earlier row.
+_FIGURE = r"-?(?:[0-9]+(?:\.[0-9]+)?|inf|nan)"
+# bytes, iterations, peak, average, message rate; further columns (--cpu_util, per port) ignored.
+_ROW = re.compile(rf"([0-9]{{1,20}})\s+([0-9]{{1,20}})\s+({_FIGURE})\s+({_FIGURE})\s+({_FIGURE})(?:\s.*)?")
+_DEVICE = re.compile(r"Device\s*:\s*(\S+)")
+_LINK_TYPE = re.compile(r"Link type\s*:\s*(\S+)")
+# perftest's failure messages (stderr, usually merged): wrong device, no driver, no server,
+# connection setup over rdma_cm, completion errors.
+_FAILURE = re.compile(
+    r"(?:\w+: )?(?:Couldn't |Unable to |Failed |Did not detect devices|IB device \S+ not found"
+    r"|No IB devices found|got completion with error|Completion with error)")
+_WARNING = " WARNING: BW peak won't be measured in this run."
+_SEPARATOR = "-" * 87
+# Queue pair numbers and keys are not modelled: those of a real DGX Spark run.
+_QP_ADDRESSES = (" local address:  LID 0000 QPN 0x01a9 PSN 0x5e41f9 RKey 0x1a03ed VAddr 0x00f374277dd000",
+                 " remote address: LID 0000 QPN 0x01a9 PSN 0x8ab8e7  RKey 0x1a0300 VAddr 0x00f285f5f1d000")
+
+BYTES_PER_MB = 2 ** 20
+
+
+@dataclass(frozen=True)
+class PerftestResult:
+    bytes: int                  # message size of the row
+    iterations: int
+    bw_peak: float              # 0.0 when the peak was not measured (--run_infinitely, -D)
+    bw_average: float
+    unit: str                   # "Gb/sec" (--report_gbits) or "MB/sec"
+    msg_rate: float             # Mpps
+    device: str | None = None   # RDMA device the run used: "roceP2p1s0f0"
+    link_type: str | None = None  # "Ethernet" (RoCE) or "IB"
+
+    @property
+    def gbits_average(self) -> float:
+        """Average bandwidth in Gbit/s (10^9 bits) whichever unit perftest printed."""
+        if self.unit == "Gb/sec":
+            return self.bw_average
+        return self.bw_average * BYTES_PER_MB * 8 / 1e9
+
+
+def parse_ib_write_bw(text: str) -> PerftestResult:
+    lines = text.splitlines()
+    for line in lines:
+        if _FAILURE.match(line.strip()):
+            raise ParseError(TOOL, f"perftest failed: {line.strip()!r}", text)
+    header_at = next((i for i, line in enumerate(lines) if _TABLE_HEADER.search(line)), None)
+    if header_at is None:
+        raise ParseError(TOOL, "no result table header ('#bytes #iterations BW peak...')", text)
+    rows = [row for line in lines[header_at + 1:] if (row := _ROW.fullmatch(line.strip()))]
+    if not rows:
+        raise ParseError(TOOL, "no result row", text)
+    last = rows[-1]
+    preamble = "\n".join(lines[:header_at])
+    device, link_type = _DEVICE.search(preamble), _LINK_TYPE.search(preamble)
+    return PerftestResult(
+        bytes=int(last[1]),
+        iterations=int(last[2]),
+        bw_peak=finite_float(TOOL, last[3], "BW peak", text),
+        bw_average=finite_float(TOOL, last[4], "BW average", text),
+        unit=_TABLE_HEADER.search(lines[header_at])[1],
+        msg_rate=finite_float(TOOL, last[5], "MsgRate", text),
+        device=device[1] if device else None,
+        link_type=link_type[1] if link_type else None,
+    )
+
+
+def render_ib_write_bw(result: PerftestResult, *, run_infinitely: bool = False,
+                       local_ip: str | None = None, remote_ip: str | None = None) -> str:
+    """The client's output of `ib_write_bw -F [--report_gbits] [--run_infinitely] SERVER`.
+
+    With run_infinitely: the WARNING, a few interval rows ending in `result`, no closing line
+    (the run ends when it is killed). GID lines are printed when both addresses are given
+    (RoCE). The result must name its device and link type; then
+    parse_ib_write_bw(render_ib_write_bw(r)) == r.
+    """
+    if result.device is None or result.link_type is None:
+        raise ValueError("render_ib_write_bw needs the result's device and link_type")
+    left = [("Dual-port", "OFF"), ("Number of qps", "1"), ("Connection type", "RC")]
+    right = [("Device", result.device), ("Transport type", "IB"), ("Using SRQ", "OFF")]
+    single = [("PCIe relax order", "ON"), ("ibv_wr* API", "ON"), ("TX depth", "128"),
+              ("CQ Moderation", "1" if run_infinitely else "100"), ("Mtu", "1024[B]"),
+              ("Link type", result.link_type)]
+    if result.link_type == "Ethernet":
+        single.append(("GID index", "3"))
+    single += [("Max inline data", "0[B]"), ("rdma_cm QPs", "OFF"), ("Data ex. method", "Ethernet")]
+
+    lines = [_WARNING] if run_infinitely else []
+    lines += [_SEPARATOR, " " * 20 + "RDMA_Write BW Test"]
+    lines += [f" {l_key:<16}: {l_value:<14} {r_key:<15}: {r_value}"
+              for (l_key, l_value), (r_key, r_value) in zip(left, right)]
+    lines += [f" {key:<16}: {value}" for key, value in single]
+    lines.append(_SEPARATOR)
+    for address, ip in zip(_QP_ADDRESSES, (local_ip, remote_ip)):
+        lines.append(address)
+        if local_ip and remote_ip:
+            # RoCE v2 GID of an IPv4 address: IPv4-mapped IPv6, printed byte by byte in decimal
+            lines.append(" GID:            00:00:00:00:00:00:00:00:00:00:255:255:" + ip.replace(".", ":"))
+    lines.append(_SEPARATOR)
+    unit = result.unit
+    lines.append(f" #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]    MsgRate[Mpps]")
+    lines += [_row(result)] * (3 if run_infinitely else 1)
+    if not run_infinitely:
+        lines.append(_SEPARATOR)
+    return "\n".join(lines) + "\n"
+
+
+def _row(result: PerftestResult) -> str:
+    # perftest's REPORT_FMT_EXT (six decimals) for Gb/sec below 0.1, else REPORT_FMT
+    # (spacing of a current client as captured on a DGX Spark).
+    if result.unit == "Gb/sec" and result.bw_average < 0.1:
+        return (f" {result.bytes:<7d}    {result.iterations}           {result.bw_peak:<7.6f}"
+                f"            {result.bw_average:<7.6f}            {result.msg_rate:<7.6f}")
+    return (f" {result.bytes:<7d}    {result.iterations:<10d}       {result.bw_peak:<7.2f}"
+            f"            {result.bw_average:<7.2f}              {result.msg_rate:<7.6f}")
+
+
+IB_WRITE_BW_SERVER = Probe("ib_write_bw server", "receives RDMA writes on one RoCE device",
+                           "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port}")
+IB_WRITE_BW = Probe("ib_write_bw", "RDMA write bandwidth over one CX7 link (perftest)",
+                    "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port} {address}",
+                    parse_ib_write_bw)

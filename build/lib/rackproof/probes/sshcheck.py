@@ -1,0 +1,59 @@
+"""Why `ssh -o BatchMode=yes HOST true` failed, in a few words a person can act on.
+
+ssh exits 255 for its own failures; any other status is the remote command's.
+BatchMode=yes never prompts, so a missing key shows as "Permission denied", not a
+password prompt that hangs the run.
+"""
+
+from rackproof.probe import Probe
+
+OK = "no failure"
+HOST_KEY_CHANGED = "host key changed (node reinstalled? remove the old key from known_hosts)"
+HOST_KEY_UNKNOWN = "host key not in known_hosts (first connection never accepted)"
+KEY_NOT_AUTHORISED = "key not authorised (public key missing from authorized_keys, or wrong user)"
+KEY_FILE_PERMISSIONS = "private key or ssh config has too open permissions"
+NAME_NOT_RESOLVED = "host name does not resolve (/etc/hosts, DNS)"
+CONNECTION_REFUSED = "connection refused (sshd not running, or wrong port)"
+TIMED_OUT = "connection timed out (node down, wrong address, or filtered)"
+NO_ROUTE = "no route to host (node down, or not on this subnet)"
+NETWORK_UNREACHABLE = "network unreachable (no address on that subnet here)"
+CONNECTION_CLOSED = "connection closed by the server before login (MaxStartups, AllowUsers, host.deny)"
+
+# First match wins: "Host key verification failed." ends both the changed-key and the
+# unknown-key messages, so the changed key is looked for first.
+_CAUSES = (
+    ("REMOTE HOST IDENTIFICATION HAS CHANGED", HOST_KEY_CHANGED),
+    ("Host key verification failed", HOST_KEY_UNKNOWN),
+    ("host key is known for", HOST_KEY_UNKNOWN),
+    ("UNPROTECTED PRIVATE KEY FILE", KEY_FILE_PERMISSIONS),
+    ("Bad owner or permissions", KEY_FILE_PERMISSIONS),
+    ("Permission denied", KEY_NOT_AUTHORISED),
+    ("Too many authentication failures", KEY_NOT_AUTHORISED),
+    ("Could not resolve hostname", NAME_NOT_RESOLVED),
+    ("Connection refused", CONNECTION_REFUSED),
+    ("Connection timed out", TIMED_OUT),
+    ("Operation timed out", TIMED_OUT),
+    ("No route to host", NO_ROUTE),
+    ("Network is unreachable", NETWORK_UNREACHABLE),
+    ("Connection closed by", CONNECTION_CLOSED),
+    ("Connection reset by", CONNECTION_CLOSED),
+)
+
+
+def classify_ssh_failure(exit_status: int, stderr: str) -> str:
+    """A short cause. Unknown ssh failures give ssh's own last message."""
+    if exit_status == 0:
+        return OK
+    if exit_status != 255:
+        return f"logged in; the remote command failed with exit status {exit_status}"
+    for needle, cause in _CAUSES:
+        if needle in stderr:
+            return cause
+    messages = [line.strip() for line in stderr.splitlines()
+                if line.strip() and not line.startswith("Warning: Permanently added")]
+    return f"ssh failed: {messages[-1]}" if messages else "ssh failed without a message"
+
+
+# judged by its exit status and stderr (classify_ssh_failure), and by the name that answers
+SSH_HOSTNAME = Probe("ssh to a peer", "passwordless SSH from this node to a peer, and which host answers",
+                     "ssh -o BatchMode=yes -o ConnectTimeout={seconds} {peer} hostname")

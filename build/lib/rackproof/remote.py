@@ -1,0 +1,264 @@
+"""Run a command on a node and keep what happened as evidence.
+
+Three ways to reach a node, one interface (`Remote.run`): SSH with fabric, a local
+shell when the controller is that node, and replay of a recording. Every call
+returns a Result and appends an Evidence record to the run's EvidenceLog.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Protocol
+from urllib.parse import urlsplit
+
+from .http import HttpRequest, HttpResponse, exchange
+
+# paramiko logs every failed connection from its transport thread, traceback and all
+# ("Exception (client): Error reading SSH protocol banner"), and pytest puts the records of every
+# logger, propagating or not, in the failure's report; NodeUnreachable's reason already says what
+# happened. Above CRITICAL, paramiko's records are not made at all.
+logging.getLogger("paramiko").setLevel(logging.CRITICAL + 1)
+
+
+class NodeUnreachable(Exception):
+    """The node could not be reached at all (not a failing command)."""
+
+    def __init__(self, node: str, reason: str):
+        self.node = node
+        self.reason = reason
+        super().__init__(f"{node} is unreachable: {reason}")
+
+
+class CommandTimeout(Exception):
+    def __init__(self, node: str, command: str, timeout: float):
+        self.node, self.command, self.timeout = node, command, timeout
+        super().__init__(f"{node}: `{command}` did not finish within {timeout:g} s")
+
+
+@dataclass
+class Evidence:
+    node: str
+    command: str
+    exit_status: int | None      # None: no exit status (unreachable, timed out)
+    stdout: str
+    stderr: str
+    duration: float
+    started: float
+    note: str = ""               # why there is no exit status
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Result:
+    command: str
+    exit_status: int
+    stdout: str
+    stderr: str
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+
+class EvidenceLog:
+    """Where evidence goes. The pytest glue points `sink` at the current test."""
+
+    def __init__(self):
+        self._secrets: set[str] = set()
+        self.sink: list[Evidence] | None = None
+
+    def add_secret(self, secret: str) -> None:
+        """A value (an access key) that must never appear in evidence, recordings or reports."""
+        if secret:
+            self._secrets.add(secret)
+
+    def redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "[REDACTED]")
+        return text
+
+    def add(self, ev: Evidence) -> None:
+        ev.command, ev.stdout, ev.stderr, ev.note = (
+            self.redact(ev.command), self.redact(ev.stdout), self.redact(ev.stderr), self.redact(ev.note))
+        if self.sink is not None:
+            self.sink.append(ev)
+
+
+class Transport(Protocol):
+    def execute(self, command: str, timeout: float) -> Result: ...
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class Remote:
+    """One node, as the suite talks to it. Failures to connect are remembered, so a
+    dead node costs one connect timeout per run, not one per test."""
+
+    node: str
+    transport: Transport
+    log: EvidenceLog
+    default_timeout: float = 60.0
+    _unreachable: NodeUnreachable | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def run(self, command: str, timeout: float | None = None) -> Result:
+        timeout = timeout or self.default_timeout
+        result, started = self._attempt(command, lambda: self.transport.execute(command, timeout), timeout)
+        self.log.add(Evidence(self.node, command, result.exit_status, result.stdout, result.stderr,
+                              result.duration, started))
+        return result
+
+    def http(self, request: HttpRequest, timeout: float = 30.0) -> HttpResponse:
+        """An HTTP request as this node makes it; evidence like a command (exit status: HTTP status)."""
+        response, started = self._attempt(request.describe(), lambda: self.transport.http(request, timeout), timeout)
+        self.log.add(Evidence(self.node, request.describe(), response.status, response.text, "",
+                              response.duration_s, started))
+        return response
+
+    def _attempt(self, what: str, call: Callable, timeout: float):
+        """call() -> (its answer, start time); an unreachable node or a timeout is evidence too."""
+        started = time.time()
+        try:
+            if self._unreachable:
+                raise self._unreachable
+            with self._lock:  # one fabric connection per node is not safe to share across threads
+                return call(), started
+        except NodeUnreachable as e:
+            self._unreachable = e
+            self._no_answer(what, started, f"unreachable: {e.reason}")
+            raise
+        except (TimeoutError, CommandTimeout):
+            self._no_answer(what, started, f"timed out after {timeout:g} s")
+            raise CommandTimeout(self.node, what, timeout) from None
+
+    def _no_answer(self, what: str, started: float, note: str) -> None:
+        self.log.add(Evidence(self.node, what, None, "", "", time.time() - started, started, note=note))
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+class LocalTransport:
+    """The controller is this node: run through the local shell."""
+
+    def __init__(self, node: str):
+        self.node = node
+
+    def execute(self, command: str, timeout: float) -> Result:
+        started = time.monotonic()
+        try:
+            proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise CommandTimeout(self.node, command, timeout) from None
+        return Result(command, proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        return exchange(request, timeout)
+
+    def close(self) -> None:
+        pass
+
+
+class SshTransport:
+    """fabric over SSH: honours the ssh_config (HostName, User, IdentityFile, ProxyJump),
+    with a connect timeout that also bounds the banner and auth phases, so a host that
+    accepts TCP and never answers is reported as unreachable, not waited on."""
+
+    def __init__(self, node: str, host: str, user: str | None, connect_timeout: float,
+                 ssh_config: str | None = None, identity: str | None = None, jump: str | None = None):
+        self.node, self.host, self.user = node, host, user
+        self.connect_timeout = connect_timeout
+        self.ssh_config, self.identity, self.jump = ssh_config, identity, jump
+        self._conn = None
+
+    def _connection(self):
+        import fabric  # imported here: replay runs need neither paramiko nor a network
+
+        if self._conn is None:
+            config = fabric.Config(runtime_ssh_path=self.ssh_config) if self.ssh_config else fabric.Config()
+            kwargs = {"banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout,
+                      "allow_agent": False}
+            if self.identity:
+                kwargs["key_filename"] = self.identity
+            gateway = fabric.Connection(self.jump, config=config, connect_timeout=self.connect_timeout,
+                                        connect_kwargs=kwargs) if self.jump else None
+            self._conn = fabric.Connection(self.host, user=self.user, config=config, gateway=gateway,
+                                           connect_timeout=self.connect_timeout, connect_kwargs=kwargs)
+        return self._conn
+
+    def execute(self, command: str, timeout: float) -> Result:
+        from invoke.exceptions import CommandTimedOut
+        import paramiko
+
+        conn = self._connection()
+        started = time.monotonic()
+        try:
+            if not conn.is_connected:
+                conn.open()
+            r = conn.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
+        except CommandTimedOut:
+            self.close()  # the channel may still be busy: start the next command on a fresh one
+            raise CommandTimeout(self.node, command, timeout) from None
+        except (OSError, socket.timeout, EOFError, paramiko.SSHException) as e:
+            self.close()
+            raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
+        return Result(command, r.exited, r.stdout, r.stderr, time.monotonic() - started)
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        """Through a port forwarded from the controller to the node: the request leaves the node."""
+        import paramiko
+
+        target = urlsplit(request.url)
+        conn = self._connection()
+        try:
+            if not conn.is_connected:
+                conn.open()
+            with socket.socket() as probe:  # a free local port for the forward
+                probe.bind(("127.0.0.1", 0))
+                local_port = probe.getsockname()[1]
+            with conn.forward_local(local_port, remote_port=target.port or 80, remote_host=target.hostname,
+                                    local_host="127.0.0.1"):
+                return exchange(request, timeout, via=("127.0.0.1", local_port))
+        except TimeoutError:  # the HTTP answer was late: not a connection problem
+            raise
+        except (OSError, EOFError, paramiko.SSHException) as e:
+            self.close()
+            raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+
+def _ssh_reason(e: Exception, connect_timeout: float) -> str:
+    import paramiko
+
+    if isinstance(e, paramiko.AuthenticationException):
+        return "authentication failed (is the controller's key in the node's authorized_keys?)"
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return f"no answer within the connect timeout of {connect_timeout:g} s (powered off, wrong address, or sshd hung)"
+    text = str(e) or type(e).__name__
+    # paramiko reports a silent sshd as a banner error, or as "No existing session" once the
+    # transport thread gave up waiting for the banner
+    if "banner" in text.lower() or "no existing session" in text.lower():
+        return f"TCP connected but sshd sent no banner within {connect_timeout:g} s (sshd hung?)"
+    return text.splitlines()[0]
+
+
+def quote(*words: str) -> str:
+    """A shell command from words, each safely quoted."""
+    return " ".join(shlex.quote(w) for w in words)

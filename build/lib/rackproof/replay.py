@@ -1,0 +1,161 @@
+"""Recorded answers instead of a live rack: `--record DIR` writes them, `--replay DIR` reads them.
+
+A recording is one JSON file per node (`DIR/<node>.json`: a list of
+{command, exit_status, stdout, stderr}) plus the inventory it was made with
+(`DIR/cluster.toml`). Commands are matched by a key in which incidental arguments
+(ports, durations, temp names) are masked, so a recording stays valid when they
+change. A recording can inherit another (`DIR/replay.json`: {"base": "../other"})
+and hold only the answers that differ, which is how a fault is recorded.
+A node recorded as unreachable is an entry {"unreachable": "reason"}.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import re
+from pathlib import Path
+
+from .http import HttpRequest, HttpResponse
+from .remote import CommandTimeout, NodeUnreachable, Result, Transport
+
+# option value or name pattern -> mask; options whose values are incidental to the check
+_INCIDENTAL = [
+    (re.compile(r"(?<=\s)(-p|--port|-t|--time|-D|--duration|-W|--timeout|-i|--interval"
+                r"|-o ConnectTimeout=|ConnectTimeout=)\s*\d+(\.\d+)?"), r"\1 <n>"),
+    (re.compile(r"/tmp/[\w.@-]+"), "<tmp>"),
+    (re.compile(r"\bkill (-\w+ )?\d+"), r"kill \1<pid>"),
+    (re.compile(r"sport = :\d+"), "sport = :<port>"),
+]
+
+
+class ReplayError(Exception):
+    pass
+
+
+def command_key(command: str) -> str:
+    key = " ".join(command.split())
+    for pattern, mask in _INCIDENTAL:
+        key = pattern.sub(mask, key)
+    return key
+
+
+def _read_dir(directory: Path, chain: list[Path]) -> dict[str, dict[str, dict]]:
+    """Answers of a recording and the ones it inherits; `chain` collects the directories."""
+    directory = directory.resolve()
+    if directory in chain:
+        raise ReplayError(f"{directory}: replay.json inherits in a circle")
+    chain.append(directory)
+    answers: dict[str, dict[str, dict]] = {}
+    meta = directory / "replay.json"
+    if meta.exists():
+        base = json.loads(meta.read_text()).get("base")
+        if base:
+            answers = _read_dir(directory / base, chain)
+    for path in sorted(directory.glob("*.json")):
+        if path.name == "replay.json":
+            continue
+        try:
+            entries = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            raise ReplayError(f"{path}: not valid JSON ({e})") from None
+        node = answers.setdefault(path.stem, {})
+        if isinstance(entries, dict) and "unreachable" in entries:
+            node.clear()
+            node["<unreachable>"] = entries
+            continue
+        node.pop("<unreachable>", None)
+        for entry in entries:
+            node[command_key(entry["command"])] = entry
+    return answers
+
+
+class Recording:
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        if not self.directory.is_dir():
+            raise ReplayError(f"{self.directory}: no such recording directory")
+        self.chain: list[Path] = []
+        self.answers = _read_dir(self.directory, self.chain)
+
+    @property
+    def inventory_path(self) -> Path:
+        """The recording's own cluster.toml, else the one of the recording it inherits."""
+        return next((d / "cluster.toml" for d in self.chain if (d / "cluster.toml").exists()),
+                    self.directory / "cluster.toml")
+
+
+class ReplayTransport:
+    def __init__(self, node: str, recording: Recording):
+        self.node = node
+        self.answers = recording.answers.get(node, {})
+
+    def _answer(self, command: str) -> dict:
+        if "<unreachable>" in self.answers:
+            raise NodeUnreachable(self.node, self.answers["<unreachable>"]["unreachable"])
+        entry = self.answers.get(command_key(command))
+        if entry is None:
+            raise ReplayError(f"the recording has no answer from {self.node} for `{command_key(command)}`")
+        if entry.get("timed_out"):
+            raise TimeoutError(command)
+        return entry
+
+    def execute(self, command: str, timeout: float) -> Result:
+        try:
+            entry = self._answer(command)
+        except TimeoutError:
+            raise CommandTimeout(self.node, command, timeout) from None
+        return Result(command, entry["exit_status"], entry.get("stdout", ""), entry.get("stderr", ""),
+                      entry.get("duration", 0.0))
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        entry = self._answer(request.describe())
+        return HttpResponse(entry["exit_status"], entry.get("stdout", ""), entry.get("first_byte_s"),
+                            entry.get("duration", 0.0))
+
+    def close(self) -> None:
+        pass
+
+
+class RecordingTransport:
+    """Wraps a live transport and appends each answer to DIR/<node>.json."""
+
+    def __init__(self, inner: Transport, node: str, directory: str | Path, redact=lambda text: text):
+        self.inner, self.node, self.redact = inner, node, redact
+        self.path = Path(directory) / f"{node}.json"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def _append(self, entry: dict) -> None:
+        # xdist workers record into the same files: lock across processes
+        with open(self.path.parent / ".record.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            entries = json.loads(self.path.read_text()) if self.path.exists() else []
+            entries = [e for e in entries if command_key(e["command"]) != command_key(entry["command"])]
+            self.path.write_text(json.dumps(entries + [entry], indent=1) + "\n")
+
+    def _record(self, what: str, call):
+        try:
+            answer = call()
+        except NodeUnreachable as e:
+            self.path.write_text(json.dumps({"unreachable": e.reason}) + "\n")
+            raise
+        except (CommandTimeout, TimeoutError):
+            self._append({"command": what, "timed_out": True})
+            raise
+        return answer
+
+    def execute(self, command: str, timeout: float) -> Result:
+        result = self._record(command, lambda: self.inner.execute(command, timeout))
+        self._append({"command": command, "exit_status": result.exit_status, "stdout": self.redact(result.stdout),
+                      "stderr": self.redact(result.stderr), "duration": round(result.duration, 3)})
+        return result
+
+    def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
+        response = self._record(request.describe(), lambda: self.inner.http(request, timeout))
+        self._append({"command": request.describe(), "exit_status": response.status,
+                      "stdout": self.redact(response.text), "first_byte_s": response.first_byte_s,
+                      "duration": round(response.duration_s, 3)})
+        return response
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,206 @@
+"""results.json: the whole report as data, and the one source report.html is drawn from.
+
+Its shape is results.schema.json (next to this file) and docs/results.md. SCHEMA_VERSION is
+MAJOR.MINOR: a reader of 1.x reads every 1.y (minor versions only add fields); a new major
+version changes or removes fields.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import jsonschema
+
+import rackproof
+from rackproof import kinds
+from rackproof.failure import Failure
+from rackproof.inventory import ClusterAtStep
+
+from . import baseline as baseline_diff
+from . import facts, topology, verdict, waivers as waiver_rules
+from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
+
+SCHEMA_VERSION = "2.2"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+#   2.2: a problem's failure record (tests[].failure)
+SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
+
+_EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
+_MEASUREMENT_KEYS = ("kind", "subject", "value", "unit", "expectation", "verdict")
+
+
+class ResultsError(Exception):
+    """A results.json that cannot be read as one (its one-line reason)."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """The header: what the plugin knows about the run besides its tests."""
+
+    ticket: str
+    operator: str
+    started: float                 # epoch seconds
+    finished: float
+    inventory_path: str
+    command_line: str
+    replay: str | None = None
+    xdist_workers: int = 0         # 0: a serial run
+    exit_status: int | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    id: str                        # pytest's node id
+    phases: tuple[Phase, ...]
+
+
+def _iso(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
+
+
+def sha256_of(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def entry_for(record: Recorded, cluster: ClusterAtStep, waivers: list, today: dt.date) -> dict:
+    props = merged_properties(list(record.phases))
+    outcome, text = judge(list(record.phases))
+    failure = props.get("rackproof_failure") if outcome in (*PROBLEMS, "waived") else None
+    if failure:
+        told = Failure(**failure)
+        message, hint = "\n".join(filter(None, (told.statement, told.details))), told.hint
+    else:
+        message, hint = text.strip(), ""
+    params = props.get("rackproof_subject", {})
+    touched = kinds.subjects(params, cluster)
+    waiver = props.get("rackproof_waiver")
+    if waiver:
+        waiver = {**waiver, "status": "applied"}
+    elif outcome == "failed":
+        expired = next((w for w in waiver_rules.matching(waivers, record.id, touched["nodes"]) if w.expired(today)), None)
+        waiver = expired and {**expired.as_dict(), "status": "expired"}
+    return {
+        "id": record.id,
+        "check": record.id.rpartition("::")[2].partition("[")[0],
+        "outcome": outcome,
+        "message": message,
+        "hint": hint,
+        "failure": failure,
+        "capability": props.get("rackproof_capability"),
+        "params": params,
+        **touched,
+        "duration": round(sum(p.duration for p in record.phases), 3),
+        "measurements": [{k: m.get(k) for k in _MEASUREMENT_KEYS} for m in props.get("rackproof_measurements", [])],
+        "evidence": [{k: e.get(k) for k in _EVIDENCE_KEYS} for e in props.get("rackproof_evidence", [])],
+        "facts": props.get("rackproof_facts", {}),
+        "waiver": waiver or None,
+    }
+
+
+def _scope(pairs: list[tuple[str, str]]) -> list[dict]:
+    """What was not checked, one entry per check (a check is dropped once per node or lane)."""
+    out: dict[str, dict] = {}
+    for check, reason in pairs:
+        entry = out.setdefault(check, {"check": check, "reasons": [], "count": 0})
+        entry["count"] += 1
+        if reason not in entry["reasons"]:
+            entry["reasons"].append(reason)
+    return list(out.values())
+
+
+def _counts(tests: list[dict]) -> dict[str, int]:
+    return {o: sum(t["outcome"] == o for t in tests) for o in OUTCOMES}
+
+
+def finished(record: Recorded) -> bool:
+    """A test reached its outcome once pytest reported its teardown; a run stopped in the middle
+    of a test (Ctrl-C, a killed worker) leaves it without one, and it is not judged."""
+    return any(p.when == "teardown" for p in record.phases)
+
+
+def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
+          scope: list[tuple[str, str]], waivers: list, today: dt.date,
+          baseline: tuple[dict, str, float] | None = None,
+          coverage: verdict.Coverage = verdict.Coverage(), planned: list[str] = ()) -> dict:
+    """The results document; `baseline` is (earlier document, its path, tolerance); `planned`
+    the test ids the run set out to run, `coverage` what the plugin knows of its scope."""
+    done = [r for r in records if finished(r)]
+    reached = {r.id for r in done}
+    not_run = [*coverage.not_run, *(i for i in planned if i not in reached),
+               *(r.id for r in records if r.id not in reached and r.id not in planned)]
+    coverage = replace(coverage, not_run=tuple(dict.fromkeys(not_run)))
+    inventory = cluster.inventory
+    tests = [entry_for(r, cluster, waivers, today) for r in done]
+    node_facts, interface_facts = facts.collect(tests)
+    reach = facts.reachability(tests)
+    nodes = [{
+        "name": n.name, "role": "head" if i == 0 else "worker", "address": n.address,
+        "joins_at_step": n.joins_at_step, "joined": cluster.joined(n),
+        "reach": reach.get(n.name, {"status": facts.NOT_CONTACTED, "reason": ""}),
+        "facts": node_facts.get(n.name, {}),
+        "counts": _counts([t for t in tests if n.name in t["nodes"]]),
+    } for i, n in enumerate(inventory.nodes)]
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "run": {
+            "cluster": inventory.cluster.name, "platform": inventory.cluster.platform, "step": cluster.step,
+            "ticket": run.ticket, "operator": run.operator,
+            "started": _iso(run.started), "finished": _iso(run.finished),
+            "duration_s": round(run.finished - run.started, 3),
+            "inventory": {"path": run.inventory_path, "sha256": sha256_of(run.inventory_path)},
+            "rackproof_version": rackproof.__version__, "command_line": run.command_line,
+            "replay": run.replay, "xdist_workers": run.xdist_workers, "exit_status": run.exit_status,
+            "expectations_changed": inventory.expectations_changed(),
+        },
+        "verdict": verdict.decide(tests, coverage),
+        "counts": _counts(tests),
+        "tests": tests,
+        "nodes": nodes,
+        "topology": topology.build(cluster, tests, interface_facts, reach),
+        "scope": _scope(scope),
+        "waivers": waiver_rules.statuses(waivers, tests, today),
+        "baseline": None,
+        "report_html_sha256": None,
+    }
+    if baseline:
+        earlier, path, tolerance = baseline
+        doc["baseline"] = baseline_diff.compare(doc, earlier, tolerance, path)
+    return doc
+
+
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def problems(doc: dict, newer_fields_ok: bool = False) -> list[str]:
+    """Where a document departs from the schema, one line each (empty: it validates).
+    newer_fields_ok: fields a later minor version added are not problems for this reader."""
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = [e for e in validator.iter_errors(doc) if not (newer_fields_ok and e.validator == "additionalProperties")]
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
+            for e in sorted(errors, key=lambda e: list(map(str, e.absolute_path)))]
+
+
+def load(path: str | Path) -> dict:
+    """An earlier results.json, checked: same major schema version, valid."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read it: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}: not JSON ({e})") from None
+    version = str(doc.get("schema_version", "")) if isinstance(doc, dict) else ""
+    if version.partition(".")[0] != SCHEMA_VERSION.partition(".")[0]:
+        raise ResultsError(f"{path}: not a rackproof results.json of schema {SCHEMA_VERSION.partition('.')[0]}.x "
+                           f"(schema_version {version or 'missing'})")
+    found = problems(doc, newer_fields_ok=True)
+    if found:
+        raise ResultsError(f"{path}: does not match results.schema.json: {found[0]}")
+    return doc
+
+
+def write(doc: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")

@@ -1,0 +1,127 @@
+"""The decision, by capability (as in the Cordatus preflight): each check guards a capability,
+and its failure either blocks the cluster or only takes that capability away.
+
+    REJECTED              a blocking capability failed, or could not be confirmed (an error),
+                          or no check reached a verdict at all
+    ACCEPTED WITH LIMITS  only non-blocking capabilities failed or are unconfirmed; each is
+                          listed with the messages of the checks that took it away
+    INCOMPLETE            nothing blocks the cluster so far, but the run did not cover its scope:
+                          interrupted (Ctrl-C, SIGTERM, a crashed worker, -x, --maxfail) or
+                          narrowed (-k, -m, --deselect, --ignore, test paths); what did not run
+                          is listed. A check that failed is still reported: REJECTED stays REJECTED.
+    ACCEPTED              every check of the run's scope passed (warned and waived ones included)
+
+The scope is the build step and, when given, the nodes of `--node`: a declared scope, which the
+verdict line always names ("ACCEPTED for thor-3 only (--node)"), never a plain ACCEPTED.
+
+A check that declares no capability counts as blocking: nothing is waved through unclassified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ACCEPTED, LIMITED, REJECTED, INCOMPLETE = "ACCEPTED", "ACCEPTED WITH LIMITS", "REJECTED", "INCOMPLETE"
+UNDECLARED = {"name": "the cluster as a whole (checks that declare no capability)", "blocks": True}
+
+# status of a capability, worst first
+BLOCKED, LIMITED_CAP, UNCONFIRMED, AVAILABLE, NOT_CHECKED = (
+    "blocked", "limited", "unconfirmed", "available", "not checked")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def capabilities(tests: list[dict]) -> list[dict]:
+    """Every capability the run's checks guard, in order of first appearance."""
+    caps: dict[str, dict] = {}
+    for test in tests:
+        declared = test["capability"] or UNDECLARED
+        cap = caps.setdefault(declared["name"], {"name": declared["name"], "blocks": False, "counts": {}, "why": []})
+        cap["blocks"] = cap["blocks"] or declared["blocks"]
+        cap["counts"][test["outcome"]] = cap["counts"].get(test["outcome"], 0) + 1
+        if test["outcome"] in ("failed", "error"):
+            cap["why"].append({"test": test["id"], "outcome": test["outcome"], "message": _first_line(test["message"])})
+    for cap in caps.values():
+        counts = cap["counts"]
+        if counts.get("failed"):
+            cap["status"] = BLOCKED if cap["blocks"] else LIMITED_CAP
+        elif counts.get("error"):
+            cap["status"] = UNCONFIRMED
+        elif any(counts.get(o) for o in ("passed", "warned", "waived")):
+            cap["status"] = AVAILABLE
+        else:
+            cap["status"] = NOT_CHECKED
+    return list(caps.values())
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of its scope a run covered, as the plugin saw it."""
+
+    nodes: tuple[str, ...] = ()          # --node: a declared scope
+    narrowed_by: tuple[str, ...] = ()    # "-k lane", "test paths tests_physical": checks left out by choice
+    interrupted: str = ""                # why the run stopped early, "" if it did not
+    not_run: tuple[str, ...] = field(default=())   # test ids in scope that reached no outcome
+
+    @property
+    def complete(self) -> bool:
+        return not (self.narrowed_by or self.interrupted or self.not_run)
+
+    def as_dict(self) -> dict:
+        return {"complete": self.complete, "reason": self.describe(), "nodes": list(self.nodes),
+                "narrowed_by": list(self.narrowed_by), "interrupted": self.interrupted, "not_run": list(self.not_run)}
+
+    def describe(self) -> str:
+        """Why the run is incomplete, in one sentence ("" when it is complete)."""
+        parts = []
+        if self.interrupted:
+            parts.append(self.interrupted)
+        if self.narrowed_by:
+            parts.append("narrowed by " + ", ".join(self.narrowed_by))
+        if self.not_run:
+            parts.append(f"{len(self.not_run)} check{'s' * (len(self.not_run) != 1)} of its scope did not run")
+        return "; ".join(parts)
+
+
+def line(result: dict) -> str:
+    """The verdict as one line for the terminal, the page's banner and its title."""
+    scope = result["coverage"]["nodes"]
+    if scope and result["decision"] in (ACCEPTED, LIMITED):
+        return f"{result['decision']} for {', '.join(scope)} only (--node)"
+    return result["decision"]
+
+
+def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
+    """{"decision", "summary", "capabilities", "coverage"}: the verdict and the one sentence that
+    explains it."""
+    caps = capabilities(tests)
+    blocking = [c for c in caps if c["blocks"] and c["status"] in (BLOCKED, UNCONFIRMED)]
+    limited = [c for c in caps if not c["blocks"] and c["status"] in (LIMITED_CAP, UNCONFIRMED)]
+    judged = [t for t in tests if t["outcome"] != "skipped"]
+    if blocking:
+        decision = REJECTED
+        summary = "; ".join(
+            f"{c['name']}: {'failed' if c['status'] == BLOCKED else 'could not be confirmed'} "
+            f"({len(c['why'])} check{'s' * (len(c['why']) != 1)})" for c in blocking) + " — this blocks the cluster"
+        if not coverage.complete:
+            summary += f" (and the run is incomplete: {coverage.describe()})"
+    elif not coverage.complete:
+        decision = INCOMPLETE
+        summary = f"the run did not cover its scope: {coverage.describe()}; nothing can be accepted from it"
+    elif not judged:
+        decision, summary = REJECTED, "no check reached a verdict, so nothing can be accepted"
+    elif limited:
+        decision = LIMITED
+        summary = "not available: " + "; ".join(
+            c["name"] + (" (unconfirmed)" if c["status"] == UNCONFIRMED else "") for c in limited)
+    else:
+        decision = ACCEPTED
+        counts = {o: sum(t["outcome"] == o for t in judged) for o in ("passed", "warned", "waived")}
+        summary = (f"{counts['passed'] + counts['warned']} checks passed"
+                   + (f" ({counts['warned']} with a figure under its target)" if counts["warned"] else "")
+                   + (f"; {counts['waived']} failed under a valid waiver" if counts["waived"] else ""))
+    if coverage.nodes and decision in (ACCEPTED, LIMITED):
+        summary = f"only checks involving {', '.join(coverage.nodes)} (--node): " + summary
+    return {"decision": decision, "summary": summary, "capabilities": caps, "coverage": coverage.as_dict()}

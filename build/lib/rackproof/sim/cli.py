@@ -1,0 +1,284 @@
+"""`rackproof sim up|status|fault|heal|exec|run|down`.
+
+`add_parser(subparsers)` registers the `sim` command on rackproof's own CLI; this module also
+runs on its own: `python3 -m rackproof.sim.cli up thor5`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from .profiles import PROFILES
+from .util import SimError
+
+FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
+  lane-down [LANE]              the lane's cable is pulled (switch end down): no link
+  port-at-10G [LANE]            the lane runs at 10G: ethtool says 10000Mb/s, throughput 10G x scale
+  fec-mismatch [LANE] [MODE]    the node's FEC differs from the switch's (default BaseR); link stays up
+  bond-lane-down [LANE]         one bond member loses its link; the bond rehashes over the others
+  ssh-key-missing PEER          NODE's key is removed from PEER's authorized_keys (NODE -> PEER fails);
+                                NODE may be `bench` (the controller's key)
+  jetpack-mismatch              the node runs another release (nv_tegra_release / dgx-release, dpkg)
+  engine-down [MODEL]           the node's engine is killed
+  engine-on-loopback [MODEL]    the engine restarts bound to 127.0.0.1
+  slow-engine [MODEL] [FACTOR]  the engine generates FACTOR (default 4) times slower
+  roce-link-down [IFACE]        a CX7 link loses its link (Spark)
+  node-unreachable              the node's management (house network) link goes down
+  ssh-hang                      sshd accepts TCP and never answers (SIGSTOP)
+  stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token
+  duplicate-address OTHER       the node holds OTHER's cluster address instead of its own
+"""
+
+
+def add_parser(subparsers) -> None:
+    """Register `sim` and its subcommands on an argparse subparsers object."""
+    sim = subparsers.add_parser(
+        "sim", help="the simulated bench rack (needs root)",
+        description="A simulated bench rack in network namespaces: real sshd, links, iperf3 and engines.",
+        epilog=FAULT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _fill(sim)
+
+
+def _fill(sim: argparse.ArgumentParser) -> None:
+    sim.set_defaults(func=run_command)      # rackproof's CLI calls args.func(args)
+    sub = sim.add_subparsers(dest="sim_command", metavar="{up,status,fault,heal,exec,run,down}")
+    sub.required = True
+
+    p = sub.add_parser("up", help="bring a rack up and print its inventory path")
+    p.add_argument("profile", choices=sorted(PROFILES))
+    p.add_argument("--name", help="rack name (default: the profile's); lets racks run side by side")
+    p.add_argument("-v", "--verbose", action="store_true", help="say what is being built")
+    p.set_defaults(sim_func=cmd_up)
+
+    p = sub.add_parser("status", help="list the racks that are up")
+    p.add_argument("--name")
+    p.set_defaults(sim_func=cmd_status)
+
+    p = sub.add_parser("fault", help="plant a fault", epilog=FAULT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("node")
+    p.add_argument("kind")
+    p.add_argument("args", nargs="*")
+    p.add_argument("--name")
+    p.set_defaults(sim_func=cmd_fault)
+
+    p = sub.add_parser("heal", help="heal a planted fault (or --all)")
+    p.add_argument("node", nargs="?")
+    p.add_argument("kind", nargs="?")
+    p.add_argument("args", nargs="*")
+    p.add_argument("--all", action="store_true", help="heal every planted fault")
+    p.add_argument("--name")
+    p.set_defaults(sim_func=cmd_heal)
+
+    p = sub.add_parser("exec", help="run a command in the bench (controller) namespace")
+    p.add_argument("--name")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    p.set_defaults(sim_func=cmd_exec)
+
+    p = sub.add_parser("run", help="up, run the suite in the bench namespace, always down")
+    p.add_argument("profile", choices=sorted(PROFILES))
+    p.add_argument("--name")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- PYTEST-ARGS...")
+    p.set_defaults(sim_func=cmd_run)
+
+    p = sub.add_parser("down", help="remove a rack: namespaces, processes, files")
+    p.add_argument("--name", help="the rack (default: the only rack that is up)")
+    p.add_argument("--all", action="store_true", help="every rack")
+    p.set_defaults(sim_func=cmd_down)
+
+
+def _strip_dashes(args: list[str]) -> list[str]:
+    return args[1:] if args and args[0] == "--" else args
+
+
+# --- commands --------------------------------------------------------------------------------
+
+def cmd_up(a) -> int:
+    from .rack import AlreadyUp, Rack
+    t0 = time.monotonic()
+    log = (lambda msg: print(f"[{time.monotonic() - t0:5.1f}s] {msg}", file=sys.stderr)) if a.verbose else None
+    try:
+        rack = Rack.up(a.profile, a.name, log=log)
+    except AlreadyUp as e:
+        print(e, file=sys.stderr)
+        return 0
+    print(rack.inventory)
+    print(f"rack {rack.name} is up in {rack.record['up_seconds']:.1f}s; run the suite with: "
+          f"rackproof sim exec --name {rack.name} -- python3 -m pytest --inventory={rack.inventory}",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_status(a) -> int:
+    from .rack import Rack
+    from .state import all_racks
+    if a.name:
+        print(Rack.find(a.name).status())
+        return 0
+    racks = [r for r in all_racks() if r.exists()]
+    if not racks:
+        print("no simulated rack is up")
+        return 0
+    for state in racks:
+        print(Rack(state).status())
+    return 0
+
+
+def cmd_fault(a) -> int:
+    from .faults import plant
+    from .rack import Rack
+    rack = Rack.find(a.name)
+    print(plant(rack, a.node, a.kind, a.args))
+    return 0
+
+
+def cmd_heal(a) -> int:
+    from .faults import heal, heal_all
+    from .rack import Rack
+    rack = Rack.find(a.name)
+    if a.all:
+        for line in heal_all(rack):
+            print(line)
+        return 0
+    if not a.node or not a.kind:
+        raise SimError("heal wants NODE KIND, or --all")
+    print(heal(rack, a.node, a.kind, a.args))
+    return 0
+
+
+def cmd_exec(a) -> int:
+    from .rack import Rack
+    cmd = _strip_dashes(a.cmd)
+    if not cmd:
+        raise SimError("exec wants a command: rackproof sim exec -- CMD ARGS...")
+    rack = Rack.find(a.name)
+    env = dict(os.environ, RACKPROOF_INVENTORY=str(rack.inventory))
+    sys.stdout.flush()
+    try:
+        os.execvpe("ip", ["ip", "netns", "exec", rack.topo.bench, *cmd], env)
+    except OSError as e:
+        raise SimError(f"cannot run {cmd[0]}: {e.strerror}") from None
+
+
+def _run_args(a) -> list[str]:
+    """`run PROFILE [--name N] -- PYTEST-ARGS`: argparse hands everything after PROFILE to the
+    remainder, our own options before `--` included."""
+    args = list(a.pytest_args)
+    if "--" in args:
+        ours, args = args[:args.index("--")], args[args.index("--") + 1:]
+        while ours:
+            opt = ours.pop(0)
+            if opt == "--name" and ours:
+                a.name = ours.pop(0)
+            elif opt.startswith("--name="):
+                a.name = opt.split("=", 1)[1]
+            else:
+                raise SimError(f"run: unknown option {opt!r} before `--` (pytest's arguments go after it)")
+    return args
+
+
+def cmd_run(a) -> int:
+    from .rack import Rack
+    args = _run_args(a)
+    stop = {"signal": None}
+    child = {"proc": None}
+
+    def on_signal(signum, frame):
+        again = stop["signal"] is not None
+        stop["signal"] = signum
+        proc = child["proc"]
+        if proc is not None and proc.poll() is None:
+            # Ctrl-C reaches pytest from the terminal already (same process group): pass on
+            # only what it would not get, and insist on a second interrupt
+            if signum != signal.SIGINT or again:
+                try:
+                    proc.send_signal(signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        else:
+            raise KeyboardInterrupt
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    rack = None
+    try:
+        rack = Rack.up(a.profile, a.name)
+        print(f"rack {rack.name} is up in {rack.record['up_seconds']:.1f}s: {rack.inventory}", file=sys.stderr)
+        cmd = ["ip", "netns", "exec", rack.topo.bench, sys.executable, "-m", "pytest",
+               f"--inventory={rack.inventory}", *args]
+        env = dict(os.environ, RACKPROOF_INVENTORY=str(rack.inventory))
+        child["proc"] = subprocess.Popen(cmd, env=env)
+        while True:
+            try:
+                code = child["proc"].wait()
+                break
+            except KeyboardInterrupt:
+                continue
+        if stop["signal"] is not None:
+            return 128 + stop["signal"]
+        return code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 128 + (stop["signal"] or signal.SIGINT)
+    finally:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)       # nothing stops the clean-up
+        if rack is not None:
+            rack.down()
+            print(f"rack {rack.name} is down", file=sys.stderr)
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def cmd_down(a) -> int:
+    from .rack import Rack
+    from .state import all_racks
+    from . import netns
+    if a.all:
+        names = {r.name for r in all_racks()}
+        from .rack import rack_name_of
+        names |= {n for n in (rack_name_of(ns) for ns in netns.list_netns()) if n}
+        targets = sorted(names)
+    elif a.name:
+        targets = [a.name]
+    else:
+        racks = [r for r in all_racks() if r.exists()]
+        if len(racks) > 1:
+            raise SimError(f"several racks are up ({', '.join(r.name for r in racks)}): name one with --name, or --all")
+        targets = [r.name for r in racks] or [r.name for r in all_racks()]
+    if not targets:
+        print("no simulated rack is up")
+        return 0
+    from .state import RackState
+    for name in targets:
+        removed = Rack(RackState(name)).down()
+        print(f"rack {name} is down" + (f" (removed {'; '.join(removed)})" if removed else " (nothing was left)"))
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="rackproof sim", epilog=FAULT_HELP,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    _fill(ap)
+    a = ap.parse_args(argv)
+    return run_command(a)
+
+
+def run_command(a) -> int:
+    """Run a parsed `sim` command: errors as one clear line, no traceback."""
+    try:
+        return a.sim_func(a) or 0
+    except SimError as e:
+        print(f"rackproof sim: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("rackproof sim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

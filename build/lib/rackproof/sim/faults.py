@@ -1,0 +1,406 @@
+"""Faults planted in a running rack, and healed.
+
+Each fault changes the real thing where one exists (a link taken down, a key removed from
+authorized_keys, a server killed or bound elsewhere, sshd stopped) and the node's model only
+where nothing real exists (the PHY's speed and FEC, release files, an engine's speed). Every
+planted fault is recorded with what heal needs to put back exactly what was there.
+
+    plant(rack, "thor-2", "lane-down", ["mgbe1_0"])
+    heal(rack, "thor-2", "lane-down")
+    heal_all(rack)
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import signal
+import time
+from pathlib import Path
+
+from . import profiles
+from .util import SimError, pid_alive, wait_until
+
+
+# --- planting --------------------------------------------------------------------------------
+
+def plant(rack, node: str, kind: str, args: list[str]) -> str:
+    if kind not in KINDS:
+        raise SimError(f"no fault kind {kind!r}; kinds: {', '.join(KINDS)}")
+    with rack.state.locked():
+        rack.record = rack.state.load()
+        if rack.record.get("phase") != "up":
+            raise SimError(f"rack {rack.name} is not up (it is {rack.record.get('phase') or 'gone'})")
+        if node == "bench" and kind == "ssh-key-missing":
+            spec = None
+        else:
+            spec = rack.node_spec(node)
+        for f in rack.record.get("faults", []):
+            if f["node"] == node and f["kind"] == kind and (f["args"] == list(args) or not args or not f["args"]):
+                raise SimError(f"{kind} is already planted on {node} ({f['target']}): heal it first")
+        target, undo, said = _PLANT_AND_UNDO[kind][0](rack, spec, node, list(args))
+        rack.record.setdefault("faults", []).append(
+            {"node": node, "kind": kind, "args": list(args), "target": target, "undo": undo, "at": time.time()})
+        rack.state.save(rack.record)
+    return f"planted {kind} on {node}: {said}"
+
+
+def heal(rack, node: str, kind: str, args: list[str] | None = None) -> str:
+    with rack.state.locked():
+        rack.record = rack.state.load()
+        faults = rack.record.get("faults", [])
+        matches = [f for f in faults if f["node"] == node and f["kind"] == kind
+                   and (not args or f["args"] == list(args) or f["target"] == " ".join(args))]
+        if not matches:
+            raise SimError(f"no {kind} fault is planted on {node}")
+        f = matches[-1]
+        spec = None if node == "bench" else rack.node_spec(node)
+        _PLANT_AND_UNDO[kind][1](rack, spec, node, f["target"], f["undo"])
+        faults.remove(f)
+        rack.state.save(rack.record)
+    return f"healed {kind} on {node} ({f['target']})"
+
+
+def heal_all(rack) -> list[str]:
+    out = []
+    while True:
+        faults = rack.state.load().get("faults", [])
+        if not faults:
+            break
+        f = faults[-1]
+        out.append(heal(rack, f["node"], f["kind"], f["args"]))
+    return out or ["no fault was planted"]
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+def _lane(spec, args, *, bonded: bool = False, default_index: int = 0) -> str:
+    if spec.platform != "thor":
+        raise SimError(f"{spec.name} has no switch lanes (a Spark: use roce-link-down)")
+    names = [lane.name for lane in spec.lanes if lane.connected]
+    if bonded:
+        if not spec.bond_lanes:
+            raise SimError(f"{spec.name} has no bond in this profile")
+        names = list(spec.bond_lanes)
+    lane = args[0] if args else names[min(default_index, len(names) - 1)]
+    if lane not in names:
+        raise SimError(f"{spec.name} has no cabled {'bond member' if bonded else 'lane'} {lane} "
+                       f"(choose from {', '.join(names)})")
+    return lane
+
+
+def _model_edit(rack, node: str, fn):
+    model = rack.state.load_model(node)
+    before = copy.deepcopy(model)
+    fn(model)
+    rack.state.save_model(node, model)
+    return before
+
+
+def _wait_bond_view(rack, spec, lane: str, status: str) -> None:
+    """Give the bond monitor (100 ms poll) the time to follow a lane's change."""
+    if not spec.bond_lanes or lane not in spec.bond_lanes:
+        return
+    path = rack.state.node_dir(spec.name) / "proc" / "net" / "bonding" / "bond0"
+
+    def follows():
+        try:
+            text = path.read_text()
+        except OSError:
+            return False
+        block = text.split(f"Slave Interface: {lane}\n", 1)
+        return len(block) == 2 and block[1].startswith(f"MII Status: {status}")
+    try:
+        wait_until(f"the bond of {spec.name} following {lane}", follows, 3, 0.05)
+    except SimError:
+        if not pid_alive(rack.record.get("monitor")):
+            raise SimError(f"the bond monitor of rack {rack.name} is not running: the bond of "
+                           f"{spec.name} cannot follow {lane}") from None
+        raise
+
+
+def _engine(rack, spec, args):
+    engines = [e for e in rack.profile.engines if e.node == spec.name]
+    if not engines:
+        raise SimError(f"{spec.name} runs no engine in this profile")
+    if args and not args[0].replace(".", "").isdigit():
+        found = [e for e in engines if e.model == args[0]]
+        if not found:
+            raise SimError(f"{spec.name} runs no engine {args[0]!r} (it runs {', '.join(e.model for e in engines)})")
+        return found[0], args[1:]
+    return engines[0], args
+
+
+def _engine_key(e) -> str:
+    return f"{e.model}@{e.port}"
+
+
+def _kill_engine(rack, spec, e) -> None:
+    pid = rack.record["nodes"][spec.name].get("engines", {}).get(_engine_key(e))
+    if pid and pid_alive(pid):
+        os.kill(pid, signal.SIGTERM)
+        wait_until(f"engine {e.model} on {spec.name} to stop", lambda: not pid_alive(pid), 5, 0.02)
+
+
+def _start_engine(rack, spec, e, listen: str) -> None:
+    from .util import in_netns, probe_tcp
+    n = rack.node(spec.name)
+    pid = rack.start_engine(n, e, listen)
+    rack.record["nodes"][spec.name].setdefault("engines", {})[_engine_key(e)] = pid
+    wait_until(f"engine {e.model} on {spec.name} ({listen}:{e.port})",
+               lambda: in_netns(rack.topo.node_ns(spec.name), probe_tcp, listen, e.port), 10)
+
+
+def _authorized_keys(rack, node: str) -> Path:
+    return rack.state.node_dir(node) / "home" / profiles.USER / ".ssh" / "authorized_keys"
+
+
+def _pubkey_of(rack, src: str) -> str:
+    if src == "bench":
+        return rack.state.bench_key.with_suffix(".pub").read_text().strip()
+    return (rack.state.node_dir(src) / "home" / profiles.USER / ".ssh" / "id_ed25519.pub").read_text().strip()
+
+
+# --- the kinds -------------------------------------------------------------------------------
+# plant(rack, spec, node, args) -> (target, undo, what it did); undo(rack, spec, node, target, undo)
+
+def _p_lane_down(rack, spec, node, args, bonded=False):
+    lane = _lane(spec, args, bonded=bonded, default_index=1 if bonded else 0)
+    ns, dev = rack.topo.far_end(spec, lane)
+    rack.topo.set_far_end(spec, lane, False)
+    _wait_bond_view(rack, spec, lane, "down")
+    return lane, {}, f"{lane} has no link (switch port {dev} down: the cable is out)"
+
+
+def _u_lane_down(rack, spec, node, lane, undo):
+    rack.topo.set_far_end(spec, lane, True)
+    _wait_bond_view(rack, spec, lane, "up")
+
+
+def _p_bond_lane_down(rack, spec, node, args):
+    lane, undo, said = _p_lane_down(rack, spec, node, args, bonded=True)
+    return lane, undo, said + "; the bond rehashes over the other lanes"
+
+
+def _p_port_10g(rack, spec, node, args):
+    lane = _lane(spec, args)
+    before = _model_edit(rack, node, lambda m: m["interfaces"][lane].update(speed=10000))
+    rack.topo.set_rate(spec, lane, 10000 * profiles.SCALE)
+    return lane, {"speed": before["interfaces"][lane]["speed"]}, \
+        f"{lane} runs at 10G: ethtool says 10000Mb/s, the link carries {10000 * profiles.SCALE:g} Mbit/s"
+
+
+def _u_port_10g(rack, spec, node, lane, undo):
+    _model_edit(rack, node, lambda m: m["interfaces"][lane].update(speed=undo["speed"]))
+    rack.topo.set_rate(spec, lane, undo["speed"] * profiles.SCALE)
+
+
+def _p_fec(rack, spec, node, args):
+    lane = _lane(spec, args[:1])
+    mode = args[1] if len(args) > 1 else ("BaseR" if (rack.profile.switch or {}).get("fec") != "BaseR" else "RS")
+    if mode not in ("RS", "BaseR", "Off", "None", "Auto", "LLRS"):
+        raise SimError(f"{mode!r} is not an FEC mode (RS, BaseR, Off, None, Auto, LLRS)")
+    before = _model_edit(rack, node, lambda m: m["interfaces"][lane].update(fec_configured=[mode], fec_active=mode))
+    iface = before["interfaces"][lane]
+    return lane, {"fec_configured": iface["fec_configured"], "fec_active": iface["fec_active"]}, \
+        f"{lane} uses FEC {mode}, the switch port {(rack.profile.switch or {}).get('fec')} (the link stays up)"
+
+
+def _u_fec(rack, spec, node, lane, undo):
+    _model_edit(rack, node, lambda m: m["interfaces"][lane].update(**undo))
+
+
+def _p_ssh_key(rack, spec, node, args):
+    if len(args) != 1:
+        raise SimError("ssh-key-missing wants the peer: rackproof sim fault SRC ssh-key-missing DST "
+                       "(SRC's key is removed from DST's authorized_keys)")
+    dst = args[0]
+    rack.node_spec(dst)
+    if node == dst:
+        raise SimError("ssh-key-missing wants two different nodes")
+    path = _authorized_keys(rack, dst)
+    text = path.read_text()
+    key = _pubkey_of(rack, node)
+    kept = [line for line in text.splitlines() if line.strip() != key]
+    if len(kept) == len(text.splitlines()):
+        raise SimError(f"{node}'s key is not in {dst}'s authorized_keys")
+    st = path.stat()
+    with open(path, "w") as f:              # same file, same owner and mode
+        f.write("\n".join(kept) + "\n")
+    os.chown(path, st.st_uid, st.st_gid)
+    return dst, {"text": text}, f"{node}'s key is no longer in {dst}:~{profiles.USER}/.ssh/authorized_keys " \
+                                f"({node} -> {dst} asks for a password)"
+
+
+def _u_ssh_key(rack, spec, node, dst, undo):
+    path = _authorized_keys(rack, dst)
+    with open(path, "w") as f:
+        f.write(undo["text"])
+
+
+def _p_jetpack(rack, spec, node, args):
+    other = profiles.THOR_RELEASE_71 if spec.platform == "thor" else profiles.SPARK_RELEASE_OLD
+    before = _model_edit(rack, node, lambda m: m.__setitem__("release", copy.deepcopy(other)))
+    _write_release_files(rack, spec, other)
+    label = other.get("l4t") or f"DGX OS {other.get('dgx_os_version')}"
+    return "release", {"release": before["release"]}, \
+        f"{node} runs {label} ({', '.join(f'{k} {v}' for k, v in list(other['packages'].items())[:2])})"
+
+
+def _u_jetpack(rack, spec, node, target, undo):
+    _model_edit(rack, node, lambda m: m.__setitem__("release", undo["release"]))
+    _write_release_files(rack, spec, undo["release"])
+
+
+def _write_release_files(rack, spec, release: dict) -> None:
+    n = rack.node(spec.name)
+    if "nv_tegra_release" in release:
+        n.sh("cat > /etc/nv_tegra_release", input=release["nv_tegra_release"])
+    if "dgx_release" in release:
+        n.sh("cat > /etc/dgx-release", input=release["dgx_release"])
+
+
+def _p_engine_down(rack, spec, node, args):
+    e, _ = _engine(rack, spec, args)
+    _kill_engine(rack, spec, e)
+    return e.model, {}, f"the {e.model} engine ({e.listen}:{e.port}) is killed"
+
+
+def _u_engine_down(rack, spec, node, model, undo):
+    e, _ = _engine(rack, spec, [model])
+    _start_engine(rack, spec, e, e.listen)
+
+
+def _p_engine_loopback(rack, spec, node, args):
+    e, _ = _engine(rack, spec, args)
+    if e.listen == "127.0.0.1":
+        raise SimError(f"the {e.model} engine on {node} already listens on 127.0.0.1 in this profile")
+    _kill_engine(rack, spec, e)
+    _start_engine(rack, spec, e, "127.0.0.1")
+    return e.model, {}, f"the {e.model} engine listens on 127.0.0.1:{e.port} instead of {e.listen}:{e.port}"
+
+
+def _u_engine_loopback(rack, spec, node, model, undo):
+    e, _ = _engine(rack, spec, [model])
+    _kill_engine(rack, spec, e)
+    _start_engine(rack, spec, e, e.listen)
+
+
+def _p_slow(rack, spec, node, args):
+    e, rest = _engine(rack, spec, args)
+    try:
+        factor = float(rest[0]) if rest else 4.0
+    except ValueError:
+        raise SimError(f"slow-engine's factor must be a number, not {rest[0]!r}") from None
+    if factor <= 1:
+        raise SimError("slow-engine's factor must be above 1 (how many times slower)")
+    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {}).update(slow_factor=factor))
+    prev = before.get("engines", {}).get(e.model, {}).get("slow_factor")
+    return e.model, {"slow_factor": prev}, f"the {e.model} engine generates {factor:g}x slower " \
+                                           f"({e.tokens_per_s / factor:.1f} tokens/s)"
+
+
+def _u_slow(rack, spec, node, model, undo):
+    def fix(m):
+        entry = m.setdefault("engines", {}).setdefault(model, {})
+        if undo.get("slow_factor") is None:
+            entry.pop("slow_factor", None)
+        else:
+            entry["slow_factor"] = undo["slow_factor"]
+    _model_edit(rack, node, fix)
+
+
+def _p_stalled(rack, spec, node, args):
+    e, _ = _engine(rack, spec, args)
+    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {}).update(stalled=True))
+    return e.model, {"had_entry": e.model in before.get("engines", {})}, \
+        f"the {e.model} engine lists its model and answers /health, and never sends a token"
+
+
+def _u_stalled(rack, spec, node, model, undo):
+    def fix(m):
+        engines = m.setdefault("engines", {})
+        engines.get(model, {}).pop("stalled", None)
+        if not undo["had_entry"] and not engines.get(model):
+            engines.pop(model, None)
+    _model_edit(rack, node, fix)
+
+
+def _p_roce(rack, spec, node, args):
+    cabled = [c.name for c in spec.cx7 if c.link]
+    if not cabled:
+        raise SimError(f"{node} has no CX7 links (roce-link-down is for a Spark)")
+    iface = args[0] if args else cabled[0]
+    if iface not in cabled:
+        raise SimError(f"{node} has no cabled CX7 interface {iface} (choose from {', '.join(cabled)})")
+    _cable_link(rack, spec, iface, False)
+    return iface, {}, f"the QSFP link of {iface} is down at both ends (ibdev2netdev shows it Down on " \
+                      f"both nodes; RoCE, NCCL and SSH over it fail)"
+
+
+def _u_roce(rack, spec, node, iface, undo):
+    _cable_link(rack, spec, iface, True)
+
+
+def _cable_link(rack, spec, iface: str, up: bool) -> None:
+    """Both ends of one logical link of the direct cable (a fault of the cable, not of one port)."""
+    link = next(c.link for c in spec.cx7 if c.name == iface)
+    for other in rack.profile.nodes:
+        for c in other.cx7:
+            if c.link == link:
+                rack.topo.set_far_end(other, c.name, up)
+
+
+def _p_unreachable(rack, spec, node, args):
+    rack.topo.set_far_end(spec, spec.mgmt_iface, False)
+    return spec.mgmt_iface, {}, f"{node}'s {spec.mgmt_iface} has no link: the controller cannot reach it"
+
+
+def _u_unreachable(rack, spec, node, iface, undo):
+    rack.topo.set_far_end(spec, iface, True)
+
+
+def _p_duplicate_address(rack, spec, node, args):
+    """The node is given another node's cluster address instead of its own (a copied nmcli line)."""
+    if len(args) != 1:
+        raise SimError("duplicate-address needs the node whose address to take: duplicate-address thor-5 thor-4")
+    other = rack.node_spec(args[0])
+    if not (spec.address and other.address) or other.name == spec.name:
+        raise SimError(f"{node} and {args[0]} must be two nodes with cluster addresses")
+    dev = "bond0" if spec.bond_lanes else spec.interface
+    prefix = spec.address.split("/")[1]
+    taken = f"{other.ip}/{prefix}"
+    rack.node(node).sh(f"ip addr del {spec.address} dev {dev} && ip addr add {taken} dev {dev}")
+    return args[0], {"dev": dev, "taken": taken}, f"{node} {dev} holds {other.ip} ({args[0]}'s) instead of {spec.ip}"
+
+
+def _u_duplicate_address(rack, spec, node, target, undo):
+    rack.node(node).sh(f"ip addr del {undo['taken']} dev {undo['dev']}; ip addr add {spec.address} dev {undo['dev']}")
+
+
+def _p_ssh_hang(rack, spec, node, args):
+    pid = rack.record["nodes"][node].get("sshd")
+    if not pid_alive(pid):
+        raise SimError(f"sshd of {node} is not running")
+    os.kill(pid, signal.SIGSTOP)
+    return "sshd", {"pid": pid}, f"{node}'s sshd accepts connections and never answers (stopped)"
+
+
+def _u_ssh_hang(rack, spec, node, target, undo):
+    try:
+        os.kill(undo["pid"], signal.SIGCONT)
+    except ProcessLookupError:
+        pass
+
+
+# kind -> (plant, undo)
+_PLANT_AND_UNDO = {
+    "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
+    "fec-mismatch": (_p_fec, _u_fec), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
+    "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),
+    "engine-down": (_p_engine_down, _u_engine_down), "engine-on-loopback": (_p_engine_loopback, _u_engine_loopback),
+    "slow-engine": (_p_slow, _u_slow), "roce-link-down": (_p_roce, _u_roce),
+    "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
+    "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
+}
+KINDS = tuple(_PLANT_AND_UNDO)

@@ -1,0 +1,335 @@
+"""The racks the simulator can build: the documents' clusters, as plain data.
+
+A profile says what the shelf looks like (nodes, lanes, switch ports, addresses, engines, the
+agent) and what the modelled hardware reports (speeds, FEC, releases, GPU). `rack.py` builds it;
+`inventory_toml()` writes the cluster.toml a user would write for it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+SCALE = 0.01          # every modelled rate x SCALE = the rate the rack really shapes to
+USER = "nvidia"       # the same login on every node
+MGMT_NET = "192.168.77"  # house network: bench .1, node i (1-based) .10+i
+
+THOR_RELEASE = {
+    "l4t": "R38.2.0",
+    "nv_tegra_release": (
+        "# R38 (release), REVISION: 2.0, GCID: 41844464, BOARD: generic, EABI: aarch64, "
+        "DATE: Fri Aug 22 00:55:42 UTC 2025\n"
+        "# KERNEL_VARIANT: oot\n"
+        "TARGET_USERSPACE_LIB_DIR=nvidia\n"
+        "TARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n"
+        "INSTALL_TYPE=\n"),
+    "packages": {
+        "nvidia-jetpack": "7.0+b128",
+        "nvidia-l4t-core": "38.2.0-20250821174705",
+        "tensorrt": "10.13.3.9-1+cuda13.0",
+        "libnvinfer10": "10.13.3.9-1+cuda13.0",
+        "cuda-toolkit-13-0": "13.0.0-1",
+    },
+    "driver": "580.00",
+    "cuda": "13.0",
+}
+
+# What jetpack-mismatch plants: the node was updated to JetPack 7.1 alone.
+THOR_RELEASE_71 = {
+    "l4t": "R38.4.0",
+    "nv_tegra_release": (
+        "# R38 (release), REVISION: 4.0, GCID: 42586012, BOARD: generic, EABI: aarch64, "
+        "DATE: Wed Nov 19 10:12:31 UTC 2025\n"
+        "# KERNEL_VARIANT: oot\n"
+        "TARGET_USERSPACE_LIB_DIR=nvidia\n"
+        "TARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n"
+        "INSTALL_TYPE=\n"),
+    "packages": {
+        "nvidia-jetpack": "7.1+b72",
+        "nvidia-l4t-core": "38.4.0-20251119101231",
+        "tensorrt": "10.14.1.48-1+cuda13.0",
+        "libnvinfer10": "10.14.1.48-1+cuda13.0",
+        "cuda-toolkit-13-0": "13.0.2-1",
+    },
+    "driver": "580.00",
+    "cuda": "13.0",
+}
+
+SPARK_RELEASE = {
+    "dgx_release": (
+        'DGX_NAME="DGX Spark"\n'
+        'DGX_PRETTY_NAME="NVIDIA DGX Spark"\n'
+        'DGX_SWBUILD_DATE="2025-10-03-09-11-42"\n'
+        'DGX_SWBUILD_VERSION="7.2.3"\n'
+        'DGX_COMMIT_ID="b6c0e6a"\n'
+        'DGX_PLATFORM="DGX Spark"\n'),
+    "dgx_os_version": "7.2.3",
+    "packages": {
+        "nvidia-driver-580-open": "580.95.05-0ubuntu1",
+        "cuda-toolkit-13-0": "13.0.2-1",
+        "dgx-release": "7.2.3",
+        "libnccl2": "2.28.3-1+cuda13.0",
+    },
+    "driver": "580.95.05",
+    "cuda": "13.0",
+}
+
+# A second release for jetpack-mismatch on a Spark: one node left on an older DGX OS.
+SPARK_RELEASE_OLD = {
+    "dgx_release": SPARK_RELEASE["dgx_release"].replace("7.2.3", "7.1.0").replace("2025-10-03-09-11-42",
+                                                                                     "2025-08-14-17-02-11"),
+    "dgx_os_version": "7.1.0",
+    "packages": {
+        "nvidia-driver-580-open": "580.65.06-0ubuntu1",
+        "cuda-toolkit-13-0": "13.0.0-1",
+        "dgx-release": "7.1.0",
+        "libnccl2": "2.27.7-1+cuda13.0",
+    },
+    "driver": "580.65.06",
+    "cuda": "13.0",
+}
+
+
+@dataclass
+class LaneSpec:
+    name: str
+    switch_port: int | None            # None: not cabled (the plug is not in a switch port)
+    joins_at_step: int = 1
+    cable: str | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.switch_port is not None
+
+
+@dataclass
+class Cx7Spec:
+    name: str            # the logical netdev, e.g. enp1s0f1np1
+    rdma_device: str     # its RoCE device, e.g. rocep1s0f1
+    address: str | None  # with prefix; None: the uncabled port (f0), shown Down
+    link: str | None     # which cable link joins it to the peer (None: not cabled)
+
+
+@dataclass
+class NodeSpec:
+    name: str
+    index: int                      # 1-based position on the shelf
+    platform: str
+    address: str | None = None      # cluster address with prefix
+    interface: str | None = None    # where it lives when not bonded
+    joins_at_step: int = 1
+    lanes: list[LaneSpec] = field(default_factory=list)
+    bond_lanes: list[str] | None = None
+    cx7: list[Cx7Spec] = field(default_factory=list)
+    mgmt_iface: str = "enP2p1s0"
+
+    def lane(self, name: str) -> LaneSpec:
+        return next(lane for lane in self.lanes if lane.name == name)
+
+    @property
+    def mgmt_ip(self) -> str:
+        return f"{MGMT_NET}.{10 + self.index}"
+
+    @property
+    def ip(self) -> str | None:
+        return self.address.split("/")[0] if self.address else None
+
+    @property
+    def cluster_ip(self) -> str | None:
+        """The address other nodes use for this node's name (/etc/hosts)."""
+        if self.address:
+            return self.ip
+        cabled = [c for c in self.cx7 if c.address]
+        return cabled[0].address.split("/")[0] if cabled else None
+
+
+@dataclass
+class EngineSpec:
+    model: str
+    node: str
+    port: int
+    host: str              # as written on the agent's command line
+    listen: str            # address the server binds
+    agent: bool = True
+    tokens_per_s: float = 40.0
+    default_listen: bool = True   # listen == the node's cluster address (leave it out of the TOML)
+    tokens_per_s_floor: float | None = None  # what the generated inventory expects at least
+
+
+@dataclass
+class Profile:
+    name: str
+    cluster_name: str
+    platform: str
+    description: str
+    nodes: list[NodeSpec]
+    lane_rate_mbps: int            # what ethtool reports for a healthy lane / CX7 interface
+    shaped_rate_mbps: float        # the modelled throughput of one lane/link before scaling
+    switch: dict | None = None     # name, ports, port_speed_mbps, fec
+    engines: list[EngineSpec] = field(default_factory=list)
+    agent_node: str | None = None
+    agent_listen: str = "127.0.0.1:8080"
+    expect: dict = field(default_factory=dict)
+    release: dict = field(default_factory=dict)
+    roce_gbps_per_link: float = 0.0
+    nccl_busbw_gbs: float = 0.0
+    step_note: str = ""
+
+    def node(self, name: str) -> NodeSpec:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    @property
+    def shaped_mbit(self) -> float:
+        return self.shaped_rate_mbps * SCALE
+
+    @property
+    def bonded(self) -> bool:
+        return any(n.bond_lanes for n in self.nodes)
+
+
+def _thor_node(i: int, lanes_connected: int, bonded: bool, join: int, lane_join: int) -> NodeSpec:
+    lanes = []
+    for k in range(4):
+        if k < lanes_connected:
+            lanes.append(LaneSpec(f"mgbe{k}_0", (i - 1) * 4 + k + 1, join if k == 0 else lane_join,
+                                  f"thor-{i}/{k + 1}"))
+        else:
+            lanes.append(LaneSpec(f"mgbe{k}_0", None, lane_join))
+    return NodeSpec(
+        name=f"thor-{i}", index=i, platform="thor", address=f"10.10.0.{10 + i}/24",
+        interface=None if bonded else "mgbe0_0", joins_at_step=join, lanes=lanes,
+        bond_lanes=[f"mgbe{k}_0" for k in range(4)] if bonded else None)
+
+
+def _thor_profile(name: str, cluster_name: str, nodes, engines, **rest) -> Profile:
+    """What every Thor profile shares: the chapter's 25 GbE switch with RS FEC, the agent on
+    thor-1, JetPack 7.0 (L4T R38.2.0) pinned."""
+    return Profile(
+        name=name, cluster_name=cluster_name, platform="thor",
+        nodes=nodes, lane_rate_mbps=25000, shaped_rate_mbps=25000,
+        switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS"},
+        engines=engines, agent_node="thor-1",
+        # three measured seconds: a shaped veth lane settles within the warm-up second
+        expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0", "iperf_seconds": 3},
+        release=THOR_RELEASE, **rest)
+
+
+def thor5() -> Profile:
+    nodes = [_thor_node(i, 4, True, 1 if i <= 2 else 7, 8) for i in range(1, 6)]
+    engines = [
+        EngineSpec("qwen3-8b", "thor-1", 8081, host="127.0.0.1", listen="127.0.0.1", tokens_per_s=42.0,
+                   default_listen=False),
+        EngineSpec("llama-3.1-8b", "thor-2", 8081, host="thor-2", listen="10.10.0.12", tokens_per_s=40.0,
+                   tokens_per_s_floor=30.0),
+        EngineSpec("gemma-3-12b", "thor-3", 8081, host="thor-3", listen="10.10.0.13", tokens_per_s=28.0,
+                   tokens_per_s_floor=20.0),
+    ]
+    return _thor_profile(
+        "thor5", "thor-shelf", nodes, engines,
+        description="five Jetson AGX Thors, four 25 GbE lanes each bonded (802.3ad, layer3+4), agent on thor-1")
+
+
+def thor2() -> Profile:
+    nodes = [_thor_node(i, 1, False, 1, 8) for i in (1, 2)]
+    engines = [
+        EngineSpec("llama-3.1-8b", "thor-2", 8081, host="thor-2", listen="10.10.0.12", tokens_per_s=40.0),
+        EngineSpec("llama-3.1-8b", "thor-1", 8081, host="127.0.0.1", listen="127.0.0.1", agent=False,
+                   tokens_per_s=40.0, default_listen=False),
+    ]
+    return _thor_profile(
+        "thor2", "thor-pair", nodes, engines, step_note="run the suite with --step 6",
+        description="two Jetson AGX Thors at build step 6: one lane each (switch ports 1 and 5), no bond")
+
+
+def spark2() -> Profile:
+    nodes = []
+    for i in (1, 2):
+        host = 9 + i
+        nodes.append(NodeSpec(
+            name=f"spark-{i}", index=i, platform="spark", mgmt_iface="enP7s7",
+            cx7=[
+                Cx7Spec("enp1s0f1np1", "rocep1s0f1", f"192.168.100.{host}/24", "a"),
+                Cx7Spec("enP2p1s0f1np1", "roceP2p1s0f1", f"192.168.101.{host}/24", "b"),
+                Cx7Spec("enp1s0f0np0", "rocep1s0f0", None, None),
+                Cx7Spec("enP2p1s0f0np0", "roceP2p1s0f0", None, None),
+            ]))
+    return Profile(
+        name="spark2", cluster_name="spark-pair", platform="spark",
+        description="two DGX Sparks joined by one QSFP cable (two logical CX7 links, RoCE devices)",
+        nodes=nodes, lane_rate_mbps=200000, shaped_rate_mbps=100000,
+        expect={"nccl_test": "all_gather_perf"}, release=SPARK_RELEASE,
+        roce_gbps_per_link=96.9, nccl_busbw_gbs=22.1)
+
+
+PROFILES = {"thor5": thor5, "thor2": thor2, "spark2": spark2}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]()
+    except KeyError:
+        from .util import SimError
+        raise SimError(f"no profile named {name!r}; choose one of: {', '.join(PROFILES)}") from None
+
+
+# --- the modelled hardware of one node (what the stand-ins print) -----------------------------
+
+THOR_LANE_MODES = ["10000baseT/Full", "25000baseCR/Full", "25000baseSR/Full"]
+SPARK_CX7_MODES = ["100000baseCR4/Full", "200000baseCR4/Full", "200000baseSR4/Full"]
+
+
+def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
+    """The per-node state file: everything a namespace cannot have."""
+    ifaces: dict[str, dict] = {}
+    if node.platform == "thor":
+        for lane in node.lanes:
+            ifaces[lane.name] = {
+                "kind": "lane", "speed": profile.lane_rate_mbps, "duplex": "Full",
+                "port": "Direct Attach Copper", "autoneg": "off", "modes": THOR_LANE_MODES,
+                "fec_configured": ["RS"] if profile.switch else ["Auto"],
+                "fec_active": (profile.switch or {}).get("fec", "RS"),
+                "supported_fec": ["None", "RS", "BASER"], "mac": mac_of(lane.name),
+            }
+        ifaces[node.mgmt_iface] = {
+            "kind": "mgmt", "speed": 5000, "duplex": "Full", "port": "Twisted Pair", "autoneg": "on",
+            "modes": ["1000baseT/Full", "2500baseT/Full", "5000baseT/Full"], "fec_configured": ["Not reported"],
+            "fec_active": "None", "supported_fec": [], "mac": mac_of(node.mgmt_iface)}
+    else:
+        for c in node.cx7:
+            ifaces[c.name] = {
+                "kind": "cx7", "speed": profile.lane_rate_mbps, "duplex": "Full",
+                "port": "Direct Attach Copper", "autoneg": "on", "modes": SPARK_CX7_MODES,
+                "fec_configured": ["Auto"], "fec_active": "RS" if c.address else "None",
+                "supported_fec": ["Auto", "Off", "RS", "LLRS"], "mac": mac_of(c.name),
+                "rdma_device": c.rdma_device, "cabled": bool(c.link)}
+        ifaces[node.mgmt_iface] = {
+            "kind": "mgmt", "speed": 10000, "duplex": "Full", "port": "Twisted Pair", "autoneg": "on",
+            "modes": ["1000baseT/Full", "2500baseT/Full", "5000baseT/Full", "10000baseT/Full"],
+            "fec_configured": ["Not reported"], "fec_active": "None", "supported_fec": [],
+            "mac": mac_of(node.mgmt_iface)}
+    model = {
+        "node": node.name,
+        "platform": node.platform,
+        "cluster": profile.cluster_name,
+        "cluster_nodes": [n.name for n in profile.nodes],
+        "profile": profile.name,
+        "interfaces": ifaces,
+        "release": copy.deepcopy(profile.release),
+        "gpu": ({"name": "NVIDIA Thor", "bus_id": "00000000:01:00.0", "compute_cap": "11.0",
+                 "persistence": "Off", "perf": "N/A", "power": "N/A", "temp": 37}
+                if node.platform == "thor" else
+                {"name": "NVIDIA GB10", "bus_id": "0000000F:01:00.0", "compute_cap": "12.1",
+                 "persistence": "On", "perf": "P8", "power": "3W", "temp": 46}),
+        "nvpmodel": {"name": "MAXN", "id": 0} if node.platform == "thor" else None,
+        "bond": None,
+        "roce_gbps": profile.roce_gbps_per_link,
+        "nccl_busbw_gbs": profile.nccl_busbw_gbs,
+        "scale": SCALE,
+    }
+    if node.bond_lanes:
+        model["bond"] = {"name": "bond0", "lanes": list(node.bond_lanes), "mode": "802.3ad",
+                         "xmit_hash_policy": "layer3+4", "miimon": 100, "mac": mac_of(node.bond_lanes[0])}
+    return model

@@ -1,0 +1,137 @@
+"""A DGX Spark pair over one QSFP cable: both logical interfaces of the cabled port up and
+addressed, ping on each CX7 subnet, RoCE near the port's 200 Gb/s, NCCL across the pair,
+and a netplan file that survives a reboot. (Spark playbook; "Prueba mínima de aceptación".)
+Steps as on a Thor shelf: 1 the cable and link, 2 addresses, 3 speed and bandwidth, 4 what
+needs SSH between the nodes (NCCL's mpirun)."""
+
+import ipaddress
+
+import pytest
+
+from rackproof import traffic
+from rackproof.capabilities import MULTI_NODE
+from rackproof.failure import Failure, judge
+from rackproof.probes.ethtool import ETHTOOL
+from rackproof.probes.nccl import NCCL_TEST
+from rackproof.probes.netplan import MODE_OWNER, NAMING_INTERFACES
+
+pytestmark = pytest.mark.capability(MULTI_NODE)
+
+NETPLAN = "/etc/netplan/40-cx7.yaml"
+
+
+@pytest.mark.step(1)
+def test_cx7_interface_up(cx7):
+    links = cx7.host.rdma_links()
+    found = links.get(cx7.spec.name)
+    if found is None:
+        raise Failure(cx7.where, "ibdev2netdev", f"a line for {cx7.spec.name}", "none; it lists " + ", ".join(sorted(links)),
+                      "the interface names differ on this unit: map them from ibdev2netdev")
+    if found.device != cx7.spec.rdma_device:
+        raise Failure(cx7.where, "RoCE device", cx7.spec.rdma_device, found.device, "the inventory pairs another device")
+    if not found.up:
+        raise Failure(cx7.where, "link state (ibdev2netdev)", "Up", "Down",
+                      "the QSFP cable is in another port or not seated (pull tab up, no force), or the netplan file "
+                      "configures the Down pair of interfaces")
+
+
+@pytest.mark.step(2)
+def test_cx7_address(cx7):
+    iface = cx7.host.interfaces().get(cx7.spec.name)
+    found = [f"{a.local}/{a.prefixlen}" for a in iface.addresses if a.family == "inet"] if iface else []
+    if cx7.spec.address not in found:
+        raise Failure(cx7.where, "IPv4 address", cx7.spec.address, ", ".join(found) or "none",
+                      f"the netplan file ({NETPLAN}) was not applied (sudo netplan apply) or names other interfaces")
+
+
+@pytest.mark.step(3)
+def test_cx7_speed(cx7, inventory):
+    link = cx7.host.read(ETHTOOL, interface=cx7.spec.name)
+    expected = inventory.expect.cx7_speed_mbps
+    if not (link.link_detected and link.speed_mbps == expected):
+        raise Failure(cx7.where, "ethtool speed", f"{expected}Mb/s with link",
+                      f"{link.speed_mbps or 'Unknown!'}Mb/s, link {'yes' if link.link_detected else 'no'}",
+                      "a cable rated below 200 Gb/s, or the link is down (each logical interface reports the whole "
+                      "port's speed)")
+
+
+def _peer_on_subnet(inventory, node_name, address):
+    net = ipaddress.ip_interface(address).network
+    return [(n, c) for n in inventory.nodes if n.name != node_name for c in n.cx7
+            if ipaddress.ip_interface(c.address).network == net]
+
+
+@pytest.mark.step(2)
+def test_cx7_ping_on_its_subnet(cx7, inventory, measure):
+    peers = _peer_on_subnet(inventory, cx7.host.name, cx7.spec.address)
+    replies = cx7.host.ping([c.address.split("/")[0] for _, c in peers])
+    for (node, c), r in zip(peers, replies.values()):
+        if r.rtt_avg_ms is not None:
+            measure("rtt", f"{cx7.host.name} -> {node.name} ({c.name})", r.rtt_avg_ms, "ms")
+        if not r.received or r.loss_percent:
+            raise Failure(f"{cx7.where} -> {node.name} {c.name} ({r.target})", r.error or f"{r.loss_percent:g}% loss",
+                          cause="the peer's interface is Down or unaddressed, or the two ends are on different subnets")
+
+
+@pytest.mark.step(3)
+@pytest.mark.capability(MULTI_NODE)
+def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
+    link_pair = cx7_pair
+    src, dst = link_pair.src, link_pair.dst
+    links = [(s, d) for s in src.spec.cx7 for d in dst.spec.cx7
+             if ipaddress.ip_interface(s.address).network == ipaddress.ip_interface(d.address).network]
+    if not links:
+        raise Failure(link_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
+    results = traffic.ib_write_bw(src, dst, links, seconds=inventory.expect.iperf_seconds)
+    names = [f"{s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
+    for name, r in zip(names, results):
+        measure("roce.link", f"{src.name} {name}", r.gbits_average, "Gb/s")
+    total = sum(r.gbits_average for r in results)
+    m = measure("roce.port", f"{link_pair.where} (sum of {len(links)} links)", total, "Gb/s")
+    # each logical interface carries its share of the port: the ones below it are where to look
+    short = [name for name, r in zip(names, results) if r.gbits_average < m.expectation.floor / len(links)]
+    judge(m, f"{link_pair.where} (ib_write_bw)", (
+        f"{', '.join(short)} carries less than its share of the port while the rest keeps up: compare that "
+        "interface's settings (MTU, PFC) with the others', and check its PCIe link" if len(short) < len(links)
+        else "the port runs below 200 Gb/s (a cable rated lower, or a lower negotiated speed: see test_cx7_speed), "
+             "or other traffic shares the port"),
+          also=", ".join(f"{src.name} {name}: {r.gbits_average:.2f} Gb/s" for name, r in zip(names, results)))
+
+
+@pytest.mark.step(4)   # mpirun starts the ranks over SSH
+@pytest.mark.capability(MULTI_NODE)
+def test_nccl_across_the_nodes(cx7_cluster, inventory, measure):
+    nodes = [h.spec for h in cx7_cluster]
+    head = cx7_cluster[0]  # node_0
+    iface = nodes[0].cx7[0].name
+    addresses = ",".join(f"{n.cx7[0].address.split('/')[0]}:1" for n in nodes)
+    result = head.read(NCCL_TEST, ranks=len(nodes), hosts=addresses, interface=iface, test=inventory.expect.nccl_test)
+    if len(result.distinct_hosts) != len(nodes):
+        raise Failure(inventory.expect.nccl_test, f"ranks ran on {', '.join(result.distinct_hosts)}, not on every "
+                      "node: MPI did not run one job across the nodes", cause="wrong -H addresses, or no "
+                      "passwordless SSH on the CX7 addresses")
+    if not result.ok or result.out_of_bounds:
+        raise Failure(inventory.expect.nccl_test, f"{result.out_of_bounds} out-of-bounds values: the collective "
+                      "returned wrong data")
+    # recorded only once the run is known sane: a broken run's figure never reaches the charts
+    m = measure("nccl.busbw", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s")
+    judge(m, inventory.expect.nccl_test, "NCCL fell back to sockets (NCCL_DEBUG=INFO shows NET/Socket instead of "
+          "NET/IB) or a CX7 link is down")
+
+
+@pytest.mark.step(2)
+def test_netplan_file_persists_the_cx7_addresses(cx7_node):
+    node = cx7_node
+    names = [c.name for c in node.spec.cx7]
+    found = node.read(MODE_OWNER, path=NETPLAN)
+    if found is None:
+        raise Failure(node.name, f"{NETPLAN} does not exist: the addresses were set with ip addr add and are lost "
+                      "at the next reboot")
+    files = node.read(NAMING_INTERFACES, pattern="|".join(names))
+    if (found.mode, found.owner) != ("600", "root"):
+        raise Failure(f"{node.name} {NETPLAN}", "mode and owner", "600 root", f"{found.mode} {found.owner}",
+                      "sudo chmod 600 (netplan warns otherwise)")
+    others = [f for f in files if f != NETPLAN]
+    if others:
+        raise Failure(node.name, f"{', '.join(others)} also configure{'s' if len(others) == 1 else ''} "
+                      f"{', '.join(names)}: two netplan files for the same interfaces fight at every apply")

@@ -1,0 +1,22 @@
+"""Every node reaches every other over the cluster network (ping: loss and round-trip time)."""
+
+import pytest
+
+from rackproof.failure import Failure
+
+pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
+
+
+def test_reaches_every_peer(cluster_node, inventory, measure):
+    peers = {n.ip: n.name for n in inventory.nodes if n.address and n.name != cluster_node.name}
+    replies = cluster_node.ping(peers)
+    for ip, result in replies.items():
+        if result.rtt_avg_ms is not None:
+            measure("rtt", f"{cluster_node.name} -> {peers[ip]}", result.rtt_avg_ms, "ms")
+    lost = {peers[ip]: r for ip, r in replies.items() if r.received == 0 or r.loss_percent > 0}
+    if lost:
+        raise Failure(cluster_node.name, "; ".join(
+            f"cannot reach {name} ({r.target}): "
+            f"{r.error or f'{r.loss_percent:g}% loss ({r.received}/{r.transmitted} replies)'}"
+            for name, r in lost.items()), cause="a lane without link, an address on the wrong interface or subnet, "
+                                                "or the peer is down")

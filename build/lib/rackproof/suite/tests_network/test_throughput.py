@@ -1,0 +1,57 @@
+"""Step 3 and 8: what really passes between two nodes (iperf3), lane by lane and over the bond.
+
+Pairs come in rounds of disjoint pairs; a test holds both nodes' locks, so two throughput
+tests that share a node never overlap, with or without xdist.
+"""
+
+import pytest
+
+from rackproof import bondrate, traffic
+from rackproof.failure import Failure, judge
+from rackproof.references import lane_gbps, reference
+
+SLOW_CAUSES = ("a lane negotiated 10G (switch port group or the Thor's flash-time 25G setting), a cable or "
+               "port with errors (see retransmits, ethtool --show-fec -I), or CPU-bound iperf3 on the receiver")
+
+
+def _figures(r) -> str:
+    return f"retransmits {r.retransmits if r.retransmits is not None else 'not reported'}, {r.num_streams} stream(s)"
+
+
+@pytest.mark.step(3)
+@pytest.mark.capability("cluster network bandwidth")
+def test_iperf3_one_stream(link_pair, inventory, measure):
+    src, dst = link_pair.src, link_pair.dst
+    floor = reference("lane.rate").expectation(inventory.expect)
+    runs = traffic.attempts(src, dst, dst.spec.ip, floor.floor * 1e9, inventory.expect.iperf_seconds)
+    result = traffic.best(runs)
+    for other in runs:
+        if other is not result:   # the short attempt, kept for the report
+            measure("lane.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
+    m = measure("lane.rate", link_pair.where, result.received_bps, "bit/s")
+    judge(m, f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(runs)} attempts)",
+          SLOW_CAUSES, also=_figures(result))
+    if inventory.bonded(src.spec) and inventory.bonded(dst.spec):
+        ceiling = reference("lane.one_stream_ceiling").expectation(inventory.expect)
+        if ceiling.verdict(m.value) == "failed":
+            raise Failure(link_pair.where, f"one TCP stream moved {m.value:.3g} Gbit/s, more than one lane "
+                          f"({ceiling.floor:.3g} Gbit/s): a bond with xmit_hash_policy=layer3+4 keeps a connection "
+                          "on one lane", cause="the measurement did not cross the bond (check the address) or a "
+                          "balance-rr bond")
+
+
+@pytest.mark.step(8)
+@pytest.mark.capability("bonded bandwidth")
+def test_iperf3_bonded_four_streams(link_pair, inventory, measure):
+    src, dst = link_pair.src, link_pair.dst
+    if not (inventory.bonded(src.spec) and inventory.bonded(dst.spec)):
+        pytest.skip(f"{link_pair.where}: not both bonded in the inventory")
+    lanes = min(len(src.spec.bond.lanes), len(dst.spec.bond.lanes))
+    floor = reference("bond.rate").expectation(inventory.expect, lanes=lanes)
+    run = bondrate.measure(src, dst, dst.spec.ip, lane_gbps(inventory.expect) * 1e9, floor.floor * 1e9,
+                           inventory.expect.iperf_seconds)
+    for other in run.others:   # the attempt with streams sharing a lane, kept for the report
+        measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
+    m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)
+    judge(m, f"{link_pair.where} (bond0, iperf3 -P 4, {lanes} lanes)", run.cause(inventory.expect.lane_speed_mbps),
+          also=run.figures(), seen=True)

@@ -1,0 +1,46 @@
+"""Step 5: the same software everywhere, so that an engine built on one node loads on the others."""
+
+import pytest
+
+from rackproof.capabilities import VERSIONS
+from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
+from rackproof.probes.nvidia_smi import NVIDIA_SMI
+from rackproof.failure import together
+from rackproof.versions import version_mismatch
+
+pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
+
+
+@pytest.mark.platform("thor")
+def test_same_l4t_release(every_node, inventory):
+    found = {}
+    for host in every_node:
+        release = host.read(NV_TEGRA_RELEASE)
+        found[host.name] = f"{release.release}.{release.revision}"
+    if problem := version_mismatch("L4T release (/etc/nv_tegra_release)", found, inventory.expect.l4t_release,
+                                   "install the same JetPack release on every Thor (an Edge-LLM engine is "
+                                   "built for one TensorRT)"):
+        raise problem
+
+
+@pytest.mark.platform("thor")
+@pytest.mark.parametrize("package, pin", [("nvidia-jetpack", "jetpack_version"), ("tensorrt", "tensorrt_version")])
+def test_same_package_version(every_node, inventory, package, pin):
+    found = {}
+    for host in every_node:
+        versions = host.read(DPKG_VERSIONS, packages=[package])
+        found[host.name] = versions.get(package, "not installed")
+    if problem := version_mismatch(f"{package} version (dpkg)", found, getattr(inventory.expect, pin),
+                                   "update JetPack on the odd node (then rebuild its engines there)"):
+        raise problem
+
+
+@pytest.mark.platform("spark")
+def test_same_gpu_driver_and_cuda(every_node, inventory):
+    banners = {h.name: h.read(NVIDIA_SMI) for h in every_node}
+    if problem := together([
+        version_mismatch("GPU driver (nvidia-smi)", {n: b.driver_version for n, b in banners.items()},
+                         inventory.expect.driver_version, "update DGX OS on the odd node"),
+        version_mismatch("CUDA version (nvidia-smi)", {n: b.cuda_version or "N/A" for n, b in banners.items()},
+                         inventory.expect.cuda_version, "update DGX OS on the odd node")]):
+        raise problem

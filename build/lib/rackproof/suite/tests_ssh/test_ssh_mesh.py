@@ -1,0 +1,33 @@
+"""Step 4: every node reaches every other by name over SSH, without a password, as the same user."""
+
+import pytest
+
+from rackproof.capabilities import SSH_MESH
+from rackproof.failure import Failure
+from rackproof.probes.sshcheck import SSH_HOSTNAME, classify_ssh_failure
+from rackproof.probes.system import LOGIN
+
+
+pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
+
+
+@pytest.mark.step(4)
+def test_passwordless_ssh(pair, inventory):
+    timeout = inventory.ssh.connect_timeout
+    result = pair.src.run(SSH_HOSTNAME, timeout=timeout * 3, seconds=f"{timeout:g}", peer=pair.dst.spec.ssh_name)
+    if not result.ok:
+        raise Failure(pair.where, f"`ssh -o BatchMode=yes {pair.dst.spec.ssh_name} hostname` run on {pair.src.name} "
+                      f"as {inventory.cluster.user} failed (exit {result.exit_status}): "
+                      f"{classify_ssh_failure(result.exit_status, result.stderr)}. "
+                      f"Stderr: {result.stderr.strip() or '(empty)'}")
+    if result.stdout.strip() != pair.dst.name:
+        raise Failure(pair.where, f"hostname answered by {pair.dst.spec.ssh_name}", pair.dst.name,
+                      result.stdout.strip(), f"the name {pair.dst.spec.ssh_name} resolves on {pair.src.name} to "
+                      "another machine (check /etc/hosts)")
+
+@pytest.mark.step(4)
+def test_same_login_on_every_node(node, inventory):
+    found = node.read(LOGIN)
+    if found != inventory.cluster.user:
+        raise Failure(node.name, "login name", inventory.cluster.user, found,
+                      "every node needs the same user name; the SSH settings and distributed recipes rely on it")

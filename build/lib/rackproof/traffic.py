@@ -1,0 +1,167 @@
+"""Traffic between two nodes: a short-lived server on the receiver, a client on the sender.
+
+The server is the only thing the suite starts on a node. It is bounded twice: `-1` makes
+iperf3 exit after one test and `timeout` ends it even if no client ever comes; on top of
+that the suite kills it when the measurement ends, whatever happened.
+"""
+
+from __future__ import annotations
+
+import random
+from contextlib import ExitStack, contextmanager
+from typing import Iterator, Sequence
+
+from . import bondhash
+from .host import Host, ProbeFailed
+from .probe import Command, Probe
+from .probes import ParseError
+from .probes.iperf import IPERF3_CLIENT, IPERF3_FROM_PORT, IPERF3_SERVER, WARM_UP_SECONDS, IperfResult
+from .probes.perftest import IB_WRITE_BW, IB_WRITE_BW_SERVER
+
+PORTS = range(5201, 5300)
+SERVER_TRIES = 3
+
+# The server in the background, bounded by `timeout`; its pid once it listens on the port
+# (50 x 0.1 s), or exit 1 when it died or never listened (the port is taken: try another).
+START_SERVER = Probe(
+    "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens",
+    "setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
+    "for i in $(seq 50); do ss -Hltn {filter} | grep -q . && {{ echo $pid; exit 0; }}; "
+    "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15)
+STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
+                    "kill {pid} 2>/dev/null; true", timeout=10)
+
+
+def _start_server(host: Host, command: Command, port: int, lifetime: float) -> int:
+    """Start `command` in the background on host, wait until it listens on `port`, return its pid."""
+    result = host.run(START_SERVER, lifetime=f"{lifetime:g}", server=command, filter=f"sport = :{port}")
+    if not result.ok:
+        raise ProbeFailed(host.name, result, f"could not start a server listening on port {port}")
+    return int(result.stdout.split()[-1])
+
+
+@contextmanager
+def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TRIES,
+           ports: Sequence[int] | None = None) -> Iterator[int]:
+    """A server started from command_for_port(port) on a free port (the first of `ports` that
+    is, else of `tries` random ones); yields the port, always stopped."""
+    last: ProbeFailed | None = None
+    for port in ports or random.sample(PORTS, tries):
+        try:
+            pid = _start_server(host, command_for_port(port), port, lifetime)
+        except ProbeFailed as e:  # port taken by someone else: try another
+            last = e
+            continue
+        try:
+            yield port
+        finally:
+            host.run(STOP_SERVER, pid=pid)
+        return
+    raise last
+
+
+def _iperf3_server(address: str):
+    return lambda port: IPERF3_SERVER.command(address=address, port=port)
+
+
+def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds: int = 5, *,
+           attempt: int = 0, client_ports: Sequence[int] | None = None) -> IperfResult:
+    """TCP from sender to receiver's `address`; the figure is what the receiver got.
+
+    Several streams from a bonded sender are as many one-stream clients at once, one server
+    each, from client ports on which the sender's layer3+4 hash spreads them over its bond's
+    lanes (bondhash.spread_ports; `attempt` k takes the k-th such set, `client_ports` imposes
+    the ports): with -P N, iperf3's streams come from ports that connect() or --cport picks, and
+    two of four then share a lane about nine times in ten (with --cport always, see bondhash).
+    The result holds the sums and every stream."""
+    if streams > 1 and sender.spec.bond is not None:
+        return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
+    lifetime = _lifetime(seconds)
+    with server(receiver, _iperf3_server(address), lifetime=lifetime) as port:
+        return sender.read(IPERF3_CLIENT, timeout=lifetime, address=address, port=port, seconds=seconds,
+                           streams=streams)
+
+
+def attempts(sender: Host, receiver: Host, address: str, floor_bps: float, seconds: int, streams: int = 1,
+             first_ports: Sequence[int] | None = None) -> tuple[IperfResult, ...]:
+    """Measured, and once more when the figure came in under `floor_bps`: a moment's load on a
+    node or on the path, or two -P streams an unlucky hash put on one bond lane, is not a slow
+    link, and a slow one fails both times (the second -P run takes other client ports).
+    `first_ports` imposes the first run's client ports. Every run, in the order run."""
+    first = iperf3(sender, receiver, address, streams, seconds, client_ports=first_ports)
+    if first.received_bps >= floor_bps:
+        return (first,)
+    return first, iperf3(sender, receiver, address, streams, seconds, attempt=1)
+
+
+def best(runs: Sequence[IperfResult]) -> IperfResult:
+    return max(runs, key=lambda result: result.received_bps)
+
+
+def _lifetime(seconds: int) -> float:
+    """How long a measurement's server may live: the run, its warm-up, and time to start."""
+    return seconds + WARM_UP_SECONDS + 30
+
+
+def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: int, attempt: int,
+            client_ports: Sequence[int] | None) -> IperfResult:
+    lifetime = _lifetime(seconds)
+    with ExitStack() as stack:
+        # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...) and client
+        # ports computed from them: the same run asks the same commands, so a recording replays
+        dports = [stack.enter_context(server(receiver, _iperf3_server(address), lifetime=lifetime,
+                                             ports=PORTS[i::streams][:SERVER_TRIES]))
+                  for i in range(streams)]
+        cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
+                                                            len(sender.spec.bond.lanes), attempt))
+        clients = {f"iperf3:{cport}->{address}:{dport}":
+                   IPERF3_FROM_PORT.command(address=address, port=dport, client_port=cport, seconds=seconds)
+                   for cport, dport in zip(cports, dports)}
+        results = sender.read_at_once(clients, IPERF3_FROM_PORT.parser, timeout=lifetime)
+    return _together(list(results.values()))
+
+
+def _together(results: list[IperfResult]) -> IperfResult:
+    """One result for one-stream clients that ran at once: the sums, and every stream."""
+    retransmits = [r.retransmits for r in results]
+    first = results[0]
+    return IperfResult(
+        received_bps=sum(r.received_bps for r in results), sent_bps=sum(r.sent_bps for r in results),
+        retransmits=None if None in retransmits else sum(retransmits),
+        num_streams=sum(r.num_streams for r in results), duration=max(r.duration for r in results),
+        local_host=first.local_host, remote_host=first.remote_host, remote_port=first.remote_port,
+        reverse=False, streams=tuple(s for r in results for s in r.streams))
+
+
+def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index: int = 3) -> list:
+    """RDMA write bandwidth over several RoCE links at once (one server port per link), as
+    NVIDIA measures a Spark's QSFP port: one run per logical interface, added up.
+    `links`: (sender's, receiver's) CX7 interface per link; results in that order. `gid_index`:
+    NVIDIA's playbook uses 3, the RoCE v2 GID of the interface's IPv4 address on a DGX Spark."""
+
+    def parse(text: str):
+        try:
+            return IB_WRITE_BW.parser(text)
+        except ParseError as e:
+            if e.reason != "no result row":
+                raise
+            # perftest exits 0 when its queue pairs never connect over a GID that does not route
+            raise ParseError(e.tool, f"the run printed its header and no result row, so no data moved. Usual cause: "
+                             f"GID index {gid_index} (-x {gid_index}) is not the RoCE v2 GID of the interface's IPv4 "
+                             "address on one of the nodes (show_gids lists each device's GIDs)", text) from None
+
+    with ExitStack() as stack:
+        ports = [stack.enter_context(server(
+                     receiver, lambda port, d=dst.rdma_device: IB_WRITE_BW_SERVER.command(
+                         device=d, gid_index=gid_index, seconds=seconds, port=port),
+                     lifetime=seconds + 30))
+                 for _, dst in links]
+        clients = {str(i): IB_WRITE_BW.command(device=src.rdma_device, gid_index=gid_index, seconds=seconds, port=port,
+                                               address=dst.address.split("/")[0])
+                   for i, ((src, dst), port) in enumerate(zip(links, ports))}
+
+        def describe(label: str) -> str:
+            src, dst = links[int(label)]
+            return f"{clients[label]} (from {src.name} to {receiver.name} {dst.name})"
+
+        return list(sender.read_at_once(clients, parse, timeout=seconds + 30, describe=describe).values())
