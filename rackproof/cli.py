@@ -28,7 +28,8 @@ def _probes(args: argparse.Namespace) -> int:
     from .probe import catalog
     for probe in catalog():
         exits = "" if probe.ok_exit == (0,) else f"  (exit {', '.join(map(str, probe.ok_exit))} still answers)"
-        print(f"{probe.name}: {probe.does}{exits}\n    {probe.template.replace('{{', '{').replace('}}', '}')}")
+        once = "  (once per node per run)" if probe.once else ""
+        print(f"{probe.name}: {probe.does}{exits}{once}\n    {probe.template.replace('{{', '{').replace('}}', '}')}")
     return 0
 
 

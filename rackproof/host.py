@@ -8,7 +8,8 @@ carrying the raw text, so the failure shows what the node printed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -17,8 +18,8 @@ from .probe import Command, Probe
 from .probes import ParseError
 from .probes.ibdev2netdev import IBDEV2NETDEV
 from .probes.ip import ADDRESSES, ROUTE_GET
-from .probes.ping import PING_BATCH
-from .remote import EvidenceLog, LocalTransport, Remote, Result, SshTransport
+from .probes.ping import PING
+from .remote import Evidence, EvidenceLog, LocalTransport, Remote, Result, SshTransport
 from .replay import Recording, RecordingTransport, ReplayTransport
 
 T = TypeVar("T")
@@ -35,9 +36,11 @@ class ProbeFailed(Exception):
 
 @dataclass
 class Host:
-    """A node: runs probes (rackproof.probe) and returns what they read."""
+    """A node: runs probes (rackproof.probe) and returns what they read; a fact read `once`
+    is recalled for the rest of the run, its evidence shown again in each check that uses it."""
     spec: Node
     remote: Remote
+    _once: dict = field(default_factory=dict, repr=False)   # (probe, values) -> (Result, its start, fact)
 
     @property
     def name(self) -> str:
@@ -50,17 +53,32 @@ class Host:
 
     def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
         """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
-        return self._parsed(self.run(probe, timeout, **values), lambda out: probe.parse(out, values), probe.ok_exit)
+        key = (probe.name, repr(sorted(values.items())))
+        if probe.once and key in self._once:
+            result, started, fact = self._once[key]
+            self.remote.log.add(Evidence(self.name, result.command, result.exit_status, result.stdout, result.stderr,
+                                         0.0, started, note="read earlier in this run; its answer is recalled"))
+            return fact
+        started = time.time()
+        result = self.run(probe, timeout, **values)
+        fact = self._parsed(result, lambda out: probe.parse(out, values), probe.ok_exit)
+        if probe.once:
+            self._once[key] = (result, started, fact)
+        return fact
 
-    def read_each(self, probe: Probe[T], labels, **values) -> dict:
+    def read_each(self, probe: Probe[T], labels, timeout: float | None = None, **values) -> dict:
         """label -> what the probe reads for it, one command after the other in one round trip
-        (the probe's one free field is filled from each label)."""
+        (the probe's one free field is filled from each label). The batch exits as its last
+        command did: each label is judged from its own part of the output, never from that."""
         labels = list(labels)
-        (field,) = probe.fields() - set(values)
-        commands = {label: probe.command(**values, **{field: label}) for label in labels}
-        out = self.read(BATCH, commands=Command("; ".join(
+        if not labels:
+            return {}
+        (free,) = probe.fields() - set(values)
+        commands = {label: probe.command(**values, **{free: label}) for label in labels}
+        out = self.run(BATCH, timeout, commands=Command("; ".join(
             f"{SECTION.command(marker=_SECTION + str(label))}; {command}" for label, command in commands.items())))
-        return self._sections(out, labels, lambda text: probe.parse(text, values), commands.get)
+        return self._sections(out.stdout, labels, lambda label, text: probe.parse(text, {**values, free: label}),
+                              commands.get)
 
     def read_at_once(self, commands: dict[str, Command], parse: Callable[[str], T], timeout: float,
                      describe: Callable[[str], str] | None = None) -> dict[str, T]:
@@ -71,7 +89,7 @@ class Host:
         shown = "; ".join(f"{SECTION.command(marker=_SECTION + label)}; {SHOW.command(index=k)}"
                           for k, label in enumerate(commands))
         out = self.read(AT_ONCE, timeout=timeout, started=Command(started), shown=Command(shown))
-        return self._sections(out, list(commands), parse, describe or commands.get)
+        return self._sections(out, list(commands), lambda _, text: parse(text), describe or commands.get)
 
     def _parsed(self, result: Result, parse: Callable[[str], T], ok_exit: tuple[int, ...]) -> T:
         if result.exit_status not in ok_exit:
@@ -81,11 +99,12 @@ class Host:
         except ParseError as e:
             raise ProbeFailed(self.name, result, f"printed something the {e.tool} parser cannot read: {e.reason}") from None
 
-    def _sections(self, text: str, labels, parse: Callable[[str], T], describe: Callable[[str], str]) -> dict:
-        """label -> parsed part, for output made of SECTION markers and what followed each.
-        A part that cannot be read fails as the command describe(label) names, with that part."""
+    def _sections(self, text: str, labels, parse: Callable[[str, str], T], describe: Callable[[str], str]) -> dict:
+        """label -> parse(label, its part), for output made of SECTION markers and what followed
+        each. A part that cannot be read fails as the command describe(label) names, with that part."""
         parts = dict(_SECTION_SPLIT.findall(text))
-        return {label: self._parsed(Result(str(describe(label)), 0, parts.get(str(label), ""), "", 0.0), parse, (0,))
+        return {label: self._parsed(Result(str(describe(label)), 0, parts.get(str(label), ""), "", 0.0),
+                                    lambda part: parse(label, part), (0,))
                 for label in labels}
 
     # --- facts that need more than one probe's answer as it is -------------------------
@@ -97,8 +116,9 @@ class Host:
         return self.read_each(ROUTE_GET, addresses)
 
     def ping(self, targets, count: int = 3):
+        """target -> PingResult, every target pinged in turn in one round trip."""
         targets = list(targets)
-        return self.read(PING_BATCH, timeout=30 + 2 * len(targets) * count, targets=targets, count=count)
+        return self.read_each(PING, targets, timeout=30 + 2 * len(targets) * count, count=count)
 
     def rdma_links(self):
         return {m.netdev: m for m in self.read(IBDEV2NETDEV)}
@@ -108,7 +128,8 @@ _SECTION = "### rackproof-section "
 _SECTION_SPLIT = re.compile(r"^" + re.escape(_SECTION) + r"(\S+)\n(.*?)(?=^" + re.escape(_SECTION) + r"|\Z)",
                             re.M | re.S)
 SECTION = Probe("section marker", "marks where the next command's output starts in a batch", "echo {marker}")
-BATCH = Probe("batch", "several probes one after the other in one round trip", "{commands}", str)
+BATCH = Probe("batch", "several probes one after the other in one round trip, each after a section marker",
+              "{commands}")
 BACKGROUND = Probe("in the background", "one of several clients started at once, its output kept in a temporary folder",
                    '{command} >"$t/{index}" 2>&1 &')
 SHOW = Probe("show", "what that client printed", 'cat "$t/{index}"')

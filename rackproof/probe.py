@@ -33,6 +33,8 @@ class Probe(Generic[T]):
     ok_exit: tuple[int, ...] = (0,)
     timeout: float | None = None               # None: the inventory's ssh.command_timeout
     check: Callable[[dict], None] | None = None  # raises ValueError for values the command must not get
+    once: bool = False                         # a fact no check changes (a version, a file's mode): read
+                                               # once per node per run, then recalled (Host.read)
 
     def fields(self) -> set[str]:
         return {field for _, field, _, _ in Formatter().parse(self.template) if field}

@@ -50,7 +50,7 @@ class Evidence:
     stderr: str
     duration: float
     started: float
-    note: str = ""               # why there is no exit status
+    note: str = ""               # why there is no exit status, or that the answer was recalled
 
     def as_dict(self) -> dict:
         return asdict(self)

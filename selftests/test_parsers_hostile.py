@@ -37,7 +37,7 @@ from rackproof.probes.nccl import NcclResult, parse_nccl
 from rackproof.probes.netplan import FileMode, parse_file_list, parse_mode_owner
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
-from rackproof.probes.ping import PingResult, parse_ping, parse_ping_batch
+from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, scope
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.sshcheck import classify_ssh_failure
@@ -112,7 +112,6 @@ PARSERS = [
     Parser(parse_ib_write_bw, PerftestResult, samples("ib_write_bw_*")),
     Parser(parse_ping, PingResult, samples("ping_*"), args=st.tuples(st.none() | st.text(max_size=10)),
            fixed_args=("thor-2",)),
-    Parser(parse_ping_batch, dict, samples("ping_*")),
     Parser(parse_ss_listen, tuple, samples("ss_*"),
            check=lambda listeners: all(scope(listener.local_address) in ("any", "loopback", "specific")
                                        for listener in listeners)),

@@ -75,12 +75,19 @@ def test_every_spark_check_has_its_step():
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """rackproof as `pip install .` leaves it: a wheel built from the checkout (no download, no
-    build isolation) installed into a folder that comes first on the path."""
+    """rackproof as `pip install .` leaves it: a wheel built from a copy of the checkout (the
+    build writes build/ next to the sources; no download, no build isolation) installed into a
+    folder that comes first on the path."""
     tmp = tmp_path_factory.mktemp("installed")
+    tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                             capture_output=True, text=True, check=True)
+    for name in filter(None, tracked.stdout.split("\0")):
+        if (REPO / name).is_file():   # a file deleted but not yet committed is not part of the build
+            (tmp / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, tmp / "src" / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp / "wheel"),
-                    str(REPO)], check=True, capture_output=True, timeout=300)
+                    str(tmp / "src")], check=True, capture_output=True, timeout=300)
     (wheel,) = (tmp / "wheel").glob("rackproof-*.whl")
     subprocess.run([*pip, "install", "--no-deps", "--no-index", "--target", str(tmp / "site"), str(wheel)],
                    check=True, capture_output=True, timeout=300)

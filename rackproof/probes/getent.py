@@ -39,4 +39,4 @@ def parse_getent_hosts(text: str) -> dict[str, tuple[str, ...]]:
 
 # exit 2: some name was not found (the others are still listed)
 GETENT_HOSTS = Probe("getent hosts", "how the node resolves names (/etc/hosts, DNS)", "getent hosts {names}",
-                     parse_getent_hosts, ok_exit=(0, 2))
+                     parse_getent_hosts, ok_exit=(0, 2), once=True)

@@ -134,9 +134,9 @@ def render_nvpmodel(mode: PowerMode) -> str:
 
 
 NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "cat /etc/nv_tegra_release",
-                         parse_nv_tegra_release)
+                         parse_nv_tegra_release, once=True)
 # A package dpkg never heard of prints nothing on stdout ("dpkg-query: no packages found
 # matching X" on stderr) and makes the exit status 1; the others are still listed.
 DPKG_VERSIONS = Probe("dpkg-query", "installed versions of packages (JetPack, TensorRT)",
                       "dpkg-query -W -f " + shlex.quote(DPKG_QUERY_FORMAT).replace("{", "{{").replace("}", "}}")
-                      + " {packages}", parse_dpkg_versions, ok_exit=(0, 1), check=_check_packages)
+                      + " {packages}", parse_dpkg_versions, ok_exit=(0, 1), check=_check_packages, once=True)

@@ -31,7 +31,8 @@ def parse_file_list(text: str) -> tuple[str, ...]:
 
 
 # exit 1: the file does not exist (stat says so on stderr)
-MODE_OWNER = Probe("stat", "a file's mode and owner", "stat -c '%a %U' {path}", parse_mode_owner, ok_exit=(0, 1))
+MODE_OWNER = Probe("stat", "a file's mode and owner", "stat -c '%a %U' {path}", parse_mode_owner, ok_exit=(0, 1),
+                   once=True)
 # exit 1: no file names them; 2: no netplan file at all
 NAMING_INTERFACES = Probe("grep netplan", "which netplan files name the interfaces",
-                          "grep -l -E {pattern} /etc/netplan/*.yaml", parse_file_list, ok_exit=(0, 1, 2))
+                          "grep -l -E {pattern} /etc/netplan/*.yaml", parse_file_list, ok_exit=(0, 1, 2), once=True)

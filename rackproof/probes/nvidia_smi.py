@@ -126,4 +126,4 @@ def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12
 
 
 NVIDIA_SMI = Probe("nvidia-smi", "the GPU driver and CUDA versions (the banner)", "nvidia-smi",
-                   parse_nvidia_smi_banner)
+                   parse_nvidia_smi_banner, once=True)

@@ -1,7 +1,7 @@
-"""iputils `ping` (run with LC_ALL=C) -> PingResult; a batch of pings from one node -> per target.
+"""iputils `ping` (run with LC_ALL=C) -> PingResult.
 
-One SSH round trip per source node: PING_BATCH pings every peer in a loop and marks
-where each ping's output starts, `parse_ping_batch` splits it again.
+One SSH round trip per source node: Host.ping reads PING for every peer in one batch
+(Host.read_each), each target's answer after its own section marker.
 """
 
 import re
@@ -12,7 +12,6 @@ from rackproof.probe import Probe
 from ._text import finite_float, int_value
 
 TOOL = "ping"
-BATCH_MARKER = "### rackproof-ping "
 
 # "3 packets transmitted, 3 received, +2 duplicates, +1 errors, 0% packet loss, time 2003ms"
 # (busybox: "3 packets received"; loss can be fractional: "33.3333%"). The fields after
@@ -32,7 +31,6 @@ _STATISTICS = re.compile(r"^--- (?P<target>\S+) ping statistics ---$", re.M)
 # ping's own failure before any packet: "ping: connect: Network is unreachable",
 # "ping: thor-9: Name or service not known" (the prefix is argv[0], so any path ending in ping)
 _FAILURE = re.compile(r"^\S*ping\d?: (?P<message>.+)$", re.M)
-_MARKER = re.compile(rf"^{re.escape(BATCH_MARKER)}(.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ class PingResult:
 
 def parse_ping(text: str, target: str | None = None) -> PingResult:
     """One ping run. `target` names the host when ping failed before printing its statistics
-    (the batch markers know it); otherwise the statistics line names it."""
+    (the probe knows it); otherwise the statistics line names it."""
     summary = _summary(text)
     if summary is None:
         return _failure(text, target)
@@ -97,37 +95,16 @@ def _failure(text: str, target: str | None) -> PingResult:
     return PingResult(target, 0, 0, 100.0, None, None, None, None, error=failures[-1])
 
 
-def _check_batch(values: dict) -> None:
-    """A leading '-' would be read as an option; whitespace would break the markers."""
-    targets = list(values["targets"])
-    if not targets:
-        raise ValueError("no targets to ping")
-    for target in targets:
-        if not target or target.startswith("-") or any(c.isspace() for c in target):
-            raise ValueError(f"not a ping target: {target!r}")
-    if not isinstance(values["count"], int) or values["count"] < 1:
+def _check(values: dict) -> None:
+    """A leading '-' would be read as an option; whitespace would break a batch's section markers."""
+    target = values["target"]
+    if not isinstance(target, str) or not target or target.startswith("-") or any(c.isspace() for c in target):
+        raise ValueError(f"not a ping target: {target!r}")
+    if not isinstance(values["count"], int) or isinstance(values["count"], bool) or values["count"] < 1:
         raise ValueError(f"count must be an integer of at least 1, not {values['count']!r}")
 
 
-def parse_ping_batch(text: str) -> dict[str, PingResult]:
-    """target -> PingResult from the output of PING_BATCH. Anything before the
-    first marker is ignored (a login shell may print noise first)."""
-    parts = _MARKER.split(text)  # [preamble, target, output, target, output, ...]
-    if len(parts) < 3:
-        raise ParseError(TOOL, f"no '{BATCH_MARKER.strip()}' marker", text)
-    results: dict[str, PingResult] = {}
-    for target, output in zip(parts[1::2], parts[2::2]):
-        target = target.strip()
-        if not target:
-            raise ParseError(TOOL, "marker without a target", text)
-        results[target] = parse_ping(output, target)
-    return results
-
-
-# stderr joins stdout so that an error ("Name or service not known") stays under its target's
-# marker; the loop exits as its last ping did (1: no reply, 2: an error), so each target is
-# judged from its own part of the output, never the loop's exit status
-PING_BATCH = Probe("ping", "reply, loss and round trip to each target, one after the other",
-                   f'for t in {{targets}}; do echo "{BATCH_MARKER}$t"; '
-                   'LC_ALL=C ping -c {count} -W 1 -i 0.2 "$t" 2>&1; done', parse_ping_batch, ok_exit=(0, 1, 2),
-                   check=_check_batch)
+# stderr joins stdout so that an error ("Name or service not known") is in the target's own
+# answer; exit 1 (no reply) and 2 (an error) still answer: PingResult says which
+PING = Probe("ping", "reply, loss and round trip to a target", "LC_ALL=C ping -c {count} -W 1 -i 0.2 {target} 2>&1",
+             parse_ping, ("target",), ok_exit=(0, 1, 2), check=_check)

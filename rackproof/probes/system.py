@@ -10,5 +10,5 @@ def parse_answer(text: str) -> str:
     return text.strip()
 
 
-HOSTNAME = Probe("hostname", "the node's host name", "hostname", parse_answer)
-LOGIN = Probe("id -un", "the login the suite runs as on the node", "id -un", parse_answer)
+HOSTNAME = Probe("hostname", "the node's host name", "hostname", parse_answer, once=True)
+LOGIN = Probe("id -un", "the login the suite runs as on the node", "id -un", parse_answer, once=True)

@@ -256,7 +256,7 @@ def evidence_html(records: list[dict], test_id: str) -> str:
     nodes = sorted({e["node"] for e in records})
     blocks = []
     for e in records:
-        status = f'exit {e["exit_status"]}' if e["exit_status"] is not None else e["note"]
+        status = ", ".join(filter(None, (e["exit_status"] is not None and f'exit {e["exit_status"]}', e["note"])))
         when = dt.datetime.fromtimestamp(e["started"]).strftime("%H:%M:%S")
         out = f'<pre>{escape(e["stdout"]) or "<span class=muted>(no output)</span>"}</pre>'
         if e["stderr"].strip():

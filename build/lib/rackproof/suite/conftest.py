@@ -1,5 +1,0 @@
-"""rackproof's pytest plugin is the package rackproof.plugin, registered by its pytest11 entry
-point when rackproof is installed (scripts/setup.sh); naming it here too loads it in a checkout
-that is not installed. pytest loads a plugin once by its name, so the two never clash."""
-
-pytest_plugins = ["rackproof.plugin"]

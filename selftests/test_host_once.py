@@ -1,0 +1,52 @@
+"""A fact no check changes is read once per node per run (Probe.once): the node is asked the
+first time, and each later check that uses it shows that first answer as its evidence."""
+
+from rackproof.host import Host
+from rackproof.inventory import load_inventory
+from rackproof.probes.ethtool import ETHTOOL
+from rackproof.probes.jetson import DPKG_VERSIONS
+from rackproof.probes.system import HOSTNAME
+from rackproof.remote import EvidenceLog, Remote, Result
+from selftests.suite import EXAMPLES
+from selftests.test_causes import Scripted
+
+ETHTOOL_UP = "Settings for mgbe0_0:\n\tSpeed: 25000Mb/s\n\tDuplex: Full\n\tLink detected: yes\n"
+
+
+def host_asked(answers: dict):
+    asked = []
+
+    def answer(command):
+        asked.append(command)
+        return Result(command, 0, answers[command.split()[0] if command != "hostname" else command], "", 0.01)
+    node = load_inventory(EXAMPLES / "thor5.toml").node("thor-1")
+    log = EvidenceLog()
+    return Host(node, Remote("thor-1", Scripted(answer), log)), asked, log
+
+
+def test_a_once_fact_is_asked_once_and_shown_in_every_check_that_uses_it():
+    host, asked, log = host_asked({"hostname": "thor-1\n"})
+    first, second = [], []
+    log.sink = first
+    assert host.read(HOSTNAME) == "thor-1"
+    log.sink = second
+    assert host.read(HOSTNAME) == "thor-1"
+    assert asked == ["hostname"]
+    assert [e.stdout for e in first + second] == ["thor-1\n", "thor-1\n"]
+    assert second[0].note == "read earlier in this run; its answer is recalled" and second[0].duration == 0.0
+    assert abs(second[0].started - first[0].started) < 1 and not first[0].note   # when it was asked
+
+
+def test_other_values_are_another_fact():
+    host, asked, _ = host_asked({"dpkg-query": "nvidia-jetpack\t7.0\tinstall ok installed\n"})
+    host.read(DPKG_VERSIONS, packages=["nvidia-jetpack"])
+    host.read(DPKG_VERSIONS, packages=["tensorrt"])
+    host.read(DPKG_VERSIONS, packages=["nvidia-jetpack"])
+    assert len(asked) == 2
+
+
+def test_a_state_that_checks_change_is_asked_every_time():
+    host, asked, _ = host_asked({"LC_ALL=C": ETHTOOL_UP})
+    for _ in range(2):
+        assert host.read(ETHTOOL, interface="mgbe0_0").link_detected
+    assert len(asked) == 2
