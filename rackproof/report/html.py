@@ -269,11 +269,7 @@ def evidence_html(records: list[dict], test_id: str) -> str:
 
 
 def _detail(test: dict) -> str:
-    parts = []
-    if test["message"]:
-        parts.append(f'<div class="message">{escape(test["message"])}</div>')
-    if test["hint"]:
-        parts.append(f'<div class="hint">{escape(test["hint"])}</div>')
+    parts = [f'<div class="{field}">{escape(test[field])}</div>' for field in ("message", "hint") if test[field]]
     waiver = test["waiver"]
     if waiver:
         what = "waived" if waiver["status"] == "applied" else f'waiver expired on {waiver["expires"]} (counts as none)'

@@ -27,22 +27,28 @@ def _element(tests: list[dict]) -> dict:
     return {"state": state(t["outcome"] for t in tests), "tests": [t["id"] for t in tests]}
 
 
+def _joins(cluster: ClusterAtStep, *steps: int) -> dict:
+    """When an element joins (the latest of its own step and its node's), and whether it has."""
+    joins = max(steps)
+    return {"joins_at_step": joins, "joined": joins <= cluster.step}
+
+
 def _node_entry(cluster: ClusterAtStep, node: Node, tests: list[dict], facts: dict, reach: dict) -> dict:
     def on(iface: str) -> list[dict]:
         return [t for t in tests if [node.name, iface] in t["interfaces"]]
 
     interfaces = [
         {"name": lane.name, "kind": "lane", "switch_port": lane.switch_port, "cable": lane.cable,
-         "connected": lane.connected, "joins_at_step": max(lane.joins_at_step, node.joins_at_step),
+         "connected": lane.connected, **_joins(cluster, lane.joins_at_step, node.joins_at_step),
          "facts": facts.get((node.name, lane.name), {}), **_element(on(lane.name))}
         for lane in node.lanes]
     interfaces += [
         {"name": c.name, "kind": "cx7", "rdma_device": c.rdma_device, "address": c.address,
-         "connected": True, "joins_at_step": node.joins_at_step,
+         "connected": True, **_joins(cluster, node.joins_at_step),
          "facts": facts.get((node.name, c.name), {}), **_element(on(c.name))}
         for c in node.cx7]
     bond = node.bond and {"name": node.bond.name, "mode": node.bond.mode, "lanes": list(node.bond.lanes),
-                          "joins_at_step": max(node.bond.joins_at_step, node.joins_at_step), **_element(on(node.bond.name))}
+                          **_joins(cluster, node.bond.joins_at_step, node.joins_at_step), **_element(on(node.bond.name))}
     # node-level checks: the node itself is the subject (hostname, login, versions), not its links
     own = [t for t in tests if node.name in t["nodes"] and not t["interfaces"] and not t["pairs"]]
     way_in = reach.get(node.name, {}).get("status")

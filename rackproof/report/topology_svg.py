@@ -110,11 +110,11 @@ def _switched(topology: dict, outcomes: dict) -> tuple[_Canvas, float, float]:
         for k, iface in enumerate(node["interfaces"]):
             cx = start + k * NIC_PITCH
             centers[iface["name"]] = cx
-            _wire(c, node, iface, cx, node_y, port_at, switch, topology["step"], outcomes)
+            _wire(c, node, iface, cx, node_y, port_at, switch, outcomes)
             if iface.get("switch_port") in port_at and iface["connected"]:
                 port_state[iface["switch_port"]] = (iface["state"], node, iface)
         if node["bond"]:
-            _bond(c, node, centers, node_y, topology["step"], outcomes)
+            _bond(c, node, centers, node_y, outcomes)
         placed.append((node, x + w / 2, node_y + NODE_H))
         x += w + NODE_GAP
     if switch:
@@ -136,9 +136,8 @@ def _switched(topology: dict, outcomes: dict) -> tuple[_Canvas, float, float]:
 
 
 def _wire(c: _Canvas, node: dict, iface: dict, cx: float, node_y: float, port_at: dict, switch: dict | None,
-          step: int, outcomes: dict) -> None:
-    state, port = iface["state"], iface.get("switch_port")
-    joined = iface["joins_at_step"] <= step
+          outcomes: dict) -> None:
+    state, port, joined = iface["state"], iface.get("switch_port"), iface["joined"]
     color = _color(state)
     extra = ("not cabled" if not iface["connected"] else
              f"switch {switch['name']} port {port}" if switch and port else "") + (
@@ -163,13 +162,13 @@ def _wire(c: _Canvas, node: dict, iface: dict, cx: float, node_y: float, port_at
     c.text(cx, node_y + 20, iface["name"], 9, fill="#424a53")
 
 
-def _bond(c: _Canvas, node: dict, centers: dict, node_y: float, step: int, outcomes: dict) -> None:
+def _bond(c: _Canvas, node: dict, centers: dict, node_y: float, outcomes: dict) -> None:
     bond = node["bond"]
     xs = [centers[m] for m in bond["lanes"] if m in centers]
     if not xs:
         return
     state = bond["state"]
-    built = bond["joins_at_step"] <= step
+    built = bond["joined"]
     dash = "" if built else ' stroke-dasharray="5,3"'
     left, right = min(xs) - NIC_PITCH / 2 + 3, max(xs) + NIC_PITCH / 2 - 3
     label = f"{bond['name']} · {bond['mode']}" + ("" if built else f" (step {bond['joins_at_step']})")

@@ -294,7 +294,7 @@ class Rack:
         write(path, bonding_view(n.spec.index, model["bond"], lanes), 0o444)
 
     def _start_monitor(self) -> int:
-        log = open(self.state.root / "monitor.log", "ab")
+        log = open(self.state.monitor_log, "ab")
         env = {"PYTHONPATH": str(self.state.lib), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
                "PYTHONDONTWRITEBYTECODE": "1"}
         proc = subprocess.Popen([nodemod.PY, "-S", "-m", "rackproof.sim.monitor", "--name", self.name], env=env,

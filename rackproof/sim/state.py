@@ -48,35 +48,15 @@ class RackState:
     def __init__(self, name: str, root: Path | None = None):
         self.name = name
         self.root = (root or ROOT) / name
-
-    # paths ---------------------------------------------------------------------------------
-    @property
-    def record_path(self) -> Path:
-        return self.root / "rack.json"
-
-    @property
-    def inventory(self) -> Path:
-        return self.root / "cluster.toml"
-
-    @property
-    def ssh_config(self) -> Path:
-        return self.root / "ssh_config"
-
-    @property
-    def known_hosts(self) -> Path:
-        return self.root / "known_hosts"
-
-    @property
-    def agent_key(self) -> Path:
-        return self.root / "agent.key"
-
-    @property
-    def bench_key(self) -> Path:
-        return self.root / "bench" / "id_ed25519"
-
-    @property
-    def lib(self) -> Path:
-        return self.root / "lib"
+        # the rack's files, as the layout above names them
+        self.record_path = self.root / "rack.json"
+        self.inventory = self.root / "cluster.toml"
+        self.ssh_config = self.root / "ssh_config"
+        self.known_hosts = self.root / "known_hosts"
+        self.agent_key = self.root / "agent.key"
+        self.bench_key = self.root / "bench" / "id_ed25519"
+        self.lib = self.root / "lib"
+        self.monitor_log = self.root / "monitor.log"
 
     def node_dir(self, node: str) -> Path:
         return self.root / "nodes" / node
