@@ -1,20 +1,27 @@
-"""`rackproof ...`: inventory checks, the commands the suite runs on nodes, the simulated rack."""
+"""`rackproof ...`: inventory checks, the commands the suite runs on nodes, snapshots of a cluster
+and what changed between two, the simulated rack."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from .inventory import InventoryError, load_inventory, printable
 from .sim.cli import add_parser as add_sim_parser
 
 
-def _inventory_check(args: argparse.Namespace) -> int:
+def _loaded(path: str):
+    """The inventory at `path`; else its problems, one a line, and exit status 2."""
     try:
-        inventory = load_inventory(args.file)
+        return load_inventory(path)
     except InventoryError as e:
         print(e, file=sys.stderr)
-        return 2
+        raise SystemExit(2) from None
+
+
+def _inventory_check(args: argparse.Namespace) -> int:
+    inventory = _loaded(args.file)
     nodes = ", ".join(n.name for n in inventory.nodes)
     print(f"{printable(args.file)}: ok: {inventory.cluster.platform} cluster {inventory.cluster.name}, "
           f"{len(inventory.nodes)} nodes ({nodes})")
@@ -33,6 +40,48 @@ def _probes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _snapshot(args: argparse.Namespace) -> int:
+    """Every node's facts that a change can alter, read-only, into one JSON file."""
+    from . import snapshot
+    from .host import connect
+    from .remote import EvidenceLog
+    inventory = _loaded(args.inventory)
+    hosts = connect(inventory, EvidenceLog())
+    try:
+        taken = snapshot.take(inventory, hosts)
+    finally:
+        for host in hosts.values():
+            host.remote.close()
+    try:
+        snapshot.write(taken, args.output)
+    except OSError as e:
+        print(f"{printable(args.output)}: cannot be written: {e.strerror or e}", file=sys.stderr)
+        return 2
+    for name, facts in taken["nodes"].items():
+        if "unreachable" in facts:
+            print(f"{name}: unreachable ({facts['unreachable']}): no facts", file=sys.stderr)
+        for fact, why in facts.get("unread", {}).items():
+            print(f"{name}: {fact} not read: {why}", file=sys.stderr)
+    print(f"{printable(args.output)}: {len(taken['nodes'])} nodes of {taken['cluster']}")
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """What changed from the first snapshot to the second: exit 1 when anything did."""
+    from . import changes, snapshot
+    try:
+        before, after = snapshot.read(args.before), snapshot.read(args.after)
+    except snapshot.SnapshotError as e:
+        print(e, file=sys.stderr)
+        return 2
+    found = changes.compare(before, after)
+    if args.json:
+        print(json.dumps([c.as_dict() for c in found], indent=1))
+    else:
+        print("\n".join(map(str, found)) if found else "no change")
+    return 1 if found else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rackproof", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -45,6 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     probes = commands.add_parser("probes", help="list every command the suite can run on a node")
     probes.set_defaults(func=_probes)
+
+    snap = commands.add_parser("snapshot", help="write every node's facts that a change can alter (read-only)")
+    snap.add_argument("--inventory", required=True, metavar="FILE", help="cluster.toml")
+    snap.add_argument("-o", "--output", required=True, metavar="FILE", help="where the snapshot (JSON) goes")
+    snap.set_defaults(func=_snapshot)
+
+    diff = commands.add_parser("diff", help="what changed between two snapshots; exit 1 when anything did")
+    diff.add_argument("before")
+    diff.add_argument("after")
+    diff.add_argument("--json", action="store_true", help="the changes as JSON records")
+    diff.set_defaults(func=_diff)
 
     add_sim_parser(commands)
     return parser

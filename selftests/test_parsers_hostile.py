@@ -28,9 +28,10 @@ from rackproof.probes.agent import AgentCommand, parse_agent_process
 from rackproof.probes.bonding import BondInfo, parse_bonding
 from rackproof.probes.ethtool import LinkInfo, parse_ethtool
 from rackproof.probes.fec import FecInfo, parse_fec
+from rackproof.probes.files import parse_config_files, parse_hosts_file
 from rackproof.probes.getent import parse_getent_hosts
 from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
-from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get
+from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get, parse_route_table
 from rackproof.probes.iperf import IperfResult, parse_iperf3
 from rackproof.probes.jetson import L4TRelease, PowerMode, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel
 from rackproof.probes.nccl import NcclResult, parse_nccl
@@ -41,6 +42,8 @@ from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, scope
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.sshcheck import classify_ssh_failure
+from rackproof.probes.sshkeys import parse_key_fingerprints
+from rackproof.probes.sysctl import parse_sysctl
 from rackproof.probes.system import parse_answer
 from selftests.robustness import (
     adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples, value_or_parse_error)
@@ -96,7 +99,12 @@ PARSERS = [
     Parser(parse_getent_hosts, dict, samples("getent_*"), check=_all_addresses),
     Parser(parse_ibdev2netdev, tuple, samples("ibdev2netdev_*", "rdma_link_*", "playbook_*")),
     Parser(parse_ip_addr, tuple, samples("ip_j_addr_*", "ip_j_link_*", "ip_addr_*"), json="{}"),
-    Parser(parse_ip_route_get, Route, samples("ip_j_route_*"), json="{}"),
+    Parser(parse_ip_route_get, Route, samples("ip_j_route_get_*"), json="{}"),
+    Parser(parse_route_table, tuple, samples("ip_j_route_show_*"), json="{}"),
+    Parser(parse_config_files, dict, samples("config_files_*")),
+    Parser(parse_hosts_file, tuple, samples("hosts_file_*", "getent_*")),
+    Parser(parse_sysctl, dict, samples("sysctl_*")),
+    Parser(parse_key_fingerprints, tuple, samples("ssh_keygen_*")),
     Parser(parse_iperf3, IperfResult, samples("iperf3_*"), json="{}"),
     Parser(parse_nv_tegra_release, L4TRelease, samples("nv_tegra_release_*")),
     Parser(parse_dpkg_versions, dict, samples("dpkg_query_*")),

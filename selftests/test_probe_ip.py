@@ -3,7 +3,9 @@
 Samples: ip_j_addr_router_multi_addr.json (public, iproute2 >= 6), ip_addr_show_dgx_spark_*.txt
 (the text form, which is not what we run); ip_j_*_local_* were captured on the dev machine in
 throwaway network namespaces (veth pairs named like Thor lanes, a peer down for NO-CARRIER,
-an address with a lifetime for "dynamic").
+an address with a lifetime for "dynamic"; for `ip -j route show`, a namespace with a default
+route with a metric, a static route via a gateway and a blackhole; and the dev machine's own
+table).
 """
 
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rackproof.probes import ParseError
-from rackproof.probes.ip import Address, Interface, Route, parse_ip_addr, parse_ip_route_get
+from rackproof.probes.ip import Address, Interface, Route, parse_ip_addr, parse_ip_route_get, parse_route_table
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -85,3 +87,17 @@ def test_addr_unreadable(text):
 def test_route_unreadable(text):
     with pytest.raises(ParseError):
         parse_ip_route_get(text)
+
+
+def test_route_table_in_ips_words_without_the_routes_addresses_imply():
+    table = parse_route_table((SAMPLES / "ip_j_route_show_local_netns_static_metric_blackhole.json").read_text())
+    assert table == ("default via 192.168.55.1 dev v1 metric 100", "blackhole 10.99.0.0/16",
+                     "172.16.0.0/16 via 10.10.0.1 dev v0 proto static")
+    assert parse_route_table((SAMPLES / "ip_j_route_show_local_default_and_kernel.json").read_text()) == (
+        "default via 192.0.2.1 dev eth0",)
+
+
+@pytest.mark.parametrize("text", ["", "{}", '[{"dev": "eth0"}]', '[{"dst": "default", "metric": "100"}]', "[1]"])
+def test_route_table_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_route_table(text)

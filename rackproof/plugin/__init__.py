@@ -24,6 +24,7 @@ from .params import (  # noqa: F401
     routed_engine)
 from .report import facts  # noqa: F401
 from .serving import access_key  # noqa: F401
+from .snapshots import snapshot_before  # noqa: F401
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

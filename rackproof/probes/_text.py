@@ -53,3 +53,15 @@ def json_field(tool: str, obj, key: str, kind, text: str, *, optional: bool = Fa
         wanted = " or ".join(k.__name__ for k in kinds)
         raise ParseError(tool, f"field {key!r} missing or not {wanted}: {value!r}", text)
     return value
+
+
+def matched_lines(tool: str, pattern: re.Pattern, text: str, expected: str):
+    """The match of `pattern` for each non-blank line of `text`, or the tool's ParseError
+    naming the first line that is not `expected`."""
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = pattern.fullmatch(line)
+        if match is None:
+            raise ParseError(tool, f"expected {expected}, got {line[:200]!r}", text)
+        yield match

@@ -1,4 +1,5 @@
-"""`ip -j addr`, `ip -j link` and `ip -j route get ADDR` (iproute2 JSON) -> interfaces, routes.
+"""`ip -j addr`, `ip -j link`, `ip -j route get ADDR` and `ip -j route show` (iproute2 JSON) ->
+interfaces, routes.
 
 JSON, not `ip -br`: -br pads names to 16 columns and long names overflow into the next one.
 """
@@ -93,6 +94,31 @@ def parse_ip_route_get(json_text: str) -> Route:
     )
 
 
+def parse_route_table(json_text: str) -> tuple[str, ...]:
+    """The main routing table of `ip -j route show`, one route a line in ip's own words
+    (`172.16.0.0/16 via 10.10.0.1 dev v0 proto static`). Routes the kernel derives from an
+    address (proto kernel) are left out: they change with the address, which is its own fact."""
+    routes = load_json(TOOL, json_text)
+    if not isinstance(routes, list):
+        raise ParseError(TOOL, "expected a JSON list of routes", json_text)
+    table = []
+    for route in routes:
+        if json_field(TOOL, route, "protocol", str, json_text, optional=True) == "kernel":
+            continue
+        kind = json_field(TOOL, route, "type", str, json_text, optional=True)
+        words = [kind] if kind and kind != "unicast" else []
+        words.append(json_field(TOOL, route, "dst", str, json_text))
+        for key, word in (("gateway", "via"), ("dev", "dev"), ("protocol", "proto"), ("prefsrc", "src")):
+            if (value := json_field(TOOL, route, key, str, json_text, optional=True)) is not None:
+                words += [word, value]
+        if (metric := json_field(TOOL, route, "metric", int, json_text, optional=True)) is not None:
+            words += ["metric", str(metric)]
+        table.append(" ".join(words))
+    return tuple(table)
+
+
 ADDRESSES = Probe("ip addr", "every interface: state, MAC, MTU, addresses", "ip -j addr", parse_ip_addr)
 ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes to an address",
                   "ip -j route get {address}", parse_ip_route_get)
+ROUTES = Probe("ip route", "the main routing table (routes the kernel derives from addresses left out)",
+               "ip -j route show", parse_route_table)

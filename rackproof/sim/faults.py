@@ -393,6 +393,59 @@ def _u_ssh_hang(rack, spec, node, target, undo):
         pass
 
 
+def _p_address_moved(rack, spec, node, args):
+    """The cluster address taken off its interface and put on another (a connection edited by
+    hand): a change, as a change-control snapshot sees it."""
+    dev = "bond0" if spec.bond_lanes else spec.interface
+    to = args[0] if args else next((lane.name for lane in spec.lanes if lane.name != dev), None)
+    if not spec.address or to is None or to == dev:
+        raise SimError(f"{node}: address-moved needs an interface other than {dev} to move {spec.address} to")
+    rack.node(node).sh(f"ip addr del {spec.address} dev {dev} && ip addr add {spec.address} dev {to}")
+    return to, {"dev": dev}, f"{spec.address} moved from {dev} to {to}"
+
+
+def _u_address_moved(rack, spec, node, to, undo):
+    rack.node(node).sh(f"ip addr del {spec.address} dev {to}; ip addr add {spec.address} dev {undo['dev']}")
+
+
+def _netplan_files(rack, node: str) -> list[Path]:
+    return sorted((rack.state.node_dir(node) / "etc.upper" / "netplan").glob("*.yaml"))
+
+
+def _p_netplan_mode(rack, spec, node, args):
+    """A netplan file made readable by everyone (netplan warns; a change that did a chmod)."""
+    files = _netplan_files(rack, node)
+    path = next((f for f in files if not args or f.name == args[0]), None)
+    if path is None:
+        raise SimError(f"{node} has no netplan file {args[0] if args else ''}".rstrip())
+    mode = path.stat().st_mode & 0o7777
+    os.chmod(path, 0o644)
+    return f"/etc/netplan/{path.name}", {"mode": mode}, f"/etc/netplan/{path.name} mode {mode:o} -> 644"
+
+
+def _u_netplan_mode(rack, spec, node, target, undo):
+    os.chmod(rack.state.node_dir(node) / "etc.upper" / "netplan" / Path(target).name, undo["mode"])
+
+
+def _p_hosts_edited(rack, spec, node, args):
+    """One /etc/hosts line of the node edited: another node's name at another address."""
+    hosts = rack.state.node_dir(node) / "etc.upper" / "hosts"
+    text = hosts.read_text()
+    name = args[0] if args else next(n.name for n in rack.profile.nodes if n.name != node)
+    address = args[1] if len(args) > 1 else "10.10.0.99"
+    lines = text.splitlines()
+    index = next((k for k, line in enumerate(lines) if name in line.split()[1:]), None)
+    if index is None:
+        raise SimError(f"{node}'s /etc/hosts has no line for {name}")
+    lines[index] = "\t".join([address, *lines[index].split()[1:]])
+    hosts.write_text("\n".join(lines) + "\n")
+    return name, {"text": text}, f"/etc/hosts line of {name} now says {address}"
+
+
+def _u_hosts_edited(rack, spec, node, name, undo):
+    (rack.state.node_dir(node) / "etc.upper" / "hosts").write_text(undo["text"])
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
@@ -402,5 +455,8 @@ _PLANT_AND_UNDO = {
     "slow-engine": (_p_slow, _u_slow), "roce-link-down": (_p_roce, _u_roce),
     "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
     "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
+    # changes a change-control snapshot must see (not faults of the hardware)
+    "address-moved": (_p_address_moved, _u_address_moved), "netplan-mode": (_p_netplan_mode, _u_netplan_mode),
+    "hosts-edited": (_p_hosts_edited, _u_hosts_edited),
 }
 KINDS = tuple(_PLANT_AND_UNDO)

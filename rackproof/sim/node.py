@@ -112,9 +112,16 @@ class Node:
         self.write_release(release)
         # what the suite may do as root (only --allow-disruptive checks use it): as on a real
         # node, a sudoers.d rule for exactly the commands, no password
+        # and, for a snapshot, the hashes of configuration files only root may read
         ip = shutil.which("ip") or "/usr/sbin/ip"
+        sha256sum = shutil.which("sha256sum") or "/usr/bin/sha256sum"
         write(up / "sudoers.d" / "rackproof", f"{USER} ALL=(root) NOPASSWD: {ip} link set dev * down, "
-              f"{ip} link set dev * up\n", 0o440, 0, 0)
+              f"{ip} link set dev * up, {sha256sum} -- /etc/netplan/*, "
+              f"{sha256sum} -- /etc/NetworkManager/system-connections/*\n", 0o440, 0, 0)
+        if self.spec.platform == "thor":
+            # as a JetPack image ships it: NetworkManager renders every interface (nmcli connections)
+            write(up / "netplan" / "01-network-manager-all.yaml", "# Let NetworkManager manage all devices on "
+                  "this system\nnetwork:\n  version: 2\n  renderer: NetworkManager\n", 0o600, 0, 0)
         if self.spec.cx7:
             lines = ["network:", "  version: 2", "  ethernets:"]
             for c in self.spec.cx7:
@@ -181,7 +188,8 @@ class Node:
             "MaxStartups 200:30:400",
             "MaxSessions 200",
             "AcceptEnv LANG LC_*",
-            f"SetEnv RACKPROOF_PROC={NODE_PROC}",
+            # a login's PATH as Ubuntu (JetPack, DGX OS) gives it from /etc/environment: sbin included
+            f"SetEnv RACKPROOF_PROC={NODE_PROC} PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "Subsystem sftp /usr/lib/openssh/sftp-server",
             "",
         ]))

@@ -1,0 +1,122 @@
+"""A snapshot: the facts of every node that a change can alter, read (never written) through
+the probes, so that a change reviewer can see what a change did (rackproof.changes) and a
+rollback can be proven exact.
+
+Per node: hostname, interfaces (state, MTU, bond membership, addresses), lane links and
+speeds, the routing table, /etc/hosts entries, netplan/NetworkManager/sshd configuration
+files (mode, owner, group, sha256: never their content), bonds, forwarding, listening
+sockets, package or driver versions, and the fingerprints of the login's authorized keys.
+No secret is stored. A fact a node would not give is kept as `unread` with the reason, so a
+diff never takes "not read" for "removed"; an unreachable node is kept as such.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from .host import Host, ProbeFailed
+from .inventory import Inventory, Node
+from .probes.bonding import BONDING
+from .probes.ethtool import ETHTOOL
+from .probes.files import CONFIG_FILES, HOSTS_FILE
+from .probes.ip import ROUTES
+from .probes.jetson import DPKG_VERSIONS
+from .probes.nvidia_smi import NVIDIA_SMI
+from .probes.sockets import LISTENING
+from .probes.sshkeys import AUTHORIZED_KEYS
+from .probes.sysctl import SYSCTL
+from .probes.system import HOSTNAME
+from .remote import CommandTimeout, NodeUnreachable
+from .safetext import one_line
+
+SNAPSHOT_VERSION = "1.0"
+PACKAGES = {"thor": ("nvidia-jetpack", "tensorrt")}   # the versions an engine build depends on
+
+
+class SnapshotError(Exception):
+    """A file that is not a snapshot this version of rackproof reads."""
+
+
+def take(inventory: Inventory, hosts: dict[str, Host]) -> dict:
+    return {
+        "snapshot_version": SNAPSHOT_VERSION,
+        "taken": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "cluster": inventory.cluster.name,
+        "nodes": {node.name: node_facts(inventory.cluster.platform, node, hosts[node.name]) for node in inventory.nodes},
+    }
+
+
+def node_facts(platform: str, node: Node, host: Host) -> dict:
+    """One node's entry of a snapshot."""
+    facts: dict = {}
+    unread: dict[str, str] = {}
+    readers: dict[str, Callable[[], object]] = {
+        "hostname": lambda: host.read(HOSTNAME),
+        "interfaces": lambda: _interfaces(host),
+        "links": lambda: {lane: {"link": link.link_detected, "speed_mbps": link.speed_mbps} for lane, link in
+                          host.read_each(ETHTOOL, [lane.name for lane in node.lanes if lane.connected]).items()},
+        "routes": lambda: list(host.read(ROUTES)),
+        "hosts": lambda: list(host.read(HOSTS_FILE)),
+        "files": lambda: {path: asdict(f) for path, f in sorted(host.read(CONFIG_FILES).items())},
+        "bonds": lambda: {node.bond.name: _bond(host, node.bond.name)} if node.bond else {},
+        "sysctl": lambda: host.read(SYSCTL),
+        "listening": lambda: sorted({f"{listener.local_address}:{listener.port}" for listener in host.read(LISTENING)}),
+        "packages": lambda: _packages(platform, host),
+        "authorized_keys": lambda: list(host.read(AUTHORIZED_KEYS)),
+    }
+    for name, read in readers.items():
+        try:
+            facts[name] = read()
+        except NodeUnreachable as e:
+            return {"unreachable": one_line(e.reason)}
+        except (ProbeFailed, CommandTimeout) as e:
+            unread[name] = one_line(str(e).splitlines()[0])
+    return {**facts, "unread": unread}
+
+
+def _interfaces(host: Host) -> dict:
+    # IPv6 link-local addresses follow from the MAC: not something a change configures
+    return {i.name: {"state": i.state, "mtu": i.mtu, "master": i.master,
+                     "addresses": [f"{a.local}/{a.prefixlen}" + (" dynamic" if a.dynamic else "")
+                                   for a in i.addresses if not (a.family == "inet6" and a.scope == "link")]}
+            for i in host.interfaces().values()}
+
+
+def _bond(host: Host, name: str) -> dict:
+    bond = host.read(BONDING, bond=name)
+    return {"mode": bond.mode, "xmit_hash_policy": bond.xmit_hash_policy, "miimon": bond.miimon,
+            "lacp_rate": bond.lacp_rate, "members": [s.name for s in bond.slaves]}
+
+
+def _packages(platform: str, host: Host) -> dict:
+    if packages := PACKAGES.get(platform):
+        return dict(sorted(host.read(DPKG_VERSIONS, packages=list(packages)).items()))
+    banner = host.read(NVIDIA_SMI)
+    return {"GPU driver": banner.driver_version, "CUDA": banner.cuda_version or "N/A"}
+
+
+def write(snapshot: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(snapshot, indent=1, sort_keys=True) + "\n")
+
+
+def read(path: str | Path) -> dict:
+    """A snapshot file, checked to be one: a SnapshotError names what is wrong."""
+    shown = one_line(str(path))
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SnapshotError(f"{shown}: cannot be read: {one_line(e.strerror or str(e))}") from None
+    except (ValueError, RecursionError) as e:
+        raise SnapshotError(f"{shown}: not a rackproof snapshot (not JSON: {one_line(str(e))})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), dict) or \
+            not all(isinstance(facts, dict) for facts in doc["nodes"].values()):
+        raise SnapshotError(f"{shown}: not a rackproof snapshot (no nodes)")
+    version = doc.get("snapshot_version")
+    if not isinstance(version, str) or version.split(".")[0] != SNAPSHOT_VERSION.split(".")[0]:
+        raise SnapshotError(f"{shown}: snapshot version {one_line(repr(version))}; this rackproof reads "
+                            f"{SNAPSHOT_VERSION.split('.')[0]}.x")
+    return doc

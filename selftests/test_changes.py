@@ -1,0 +1,120 @@
+"""What a change did, in words (rackproof.changes), from two snapshots built here: each kind of
+difference said once, moves and edits paired, a fact not read never taken for a removal."""
+
+import copy
+import json
+
+import pytest
+
+from rackproof import snapshot
+from rackproof.changes import compare
+
+NETPLAN = "/etc/netplan/40-cx7.yaml"
+SHA = "a" * 64
+
+NODE = {
+    "hostname": "thor-2",
+    "interfaces": {
+        "mgbe0_0": {"state": "UP", "mtu": 1500, "master": None, "addresses": ["10.10.0.12/24"]},
+        "mgbe1_0": {"state": "UP", "mtu": 1500, "master": None, "addresses": []},
+    },
+    "links": {"mgbe0_0": {"link": True, "speed_mbps": 25000}},
+    "routes": ["default via 192.168.55.1 dev eth0"],
+    "hosts": ["127.0.0.1 localhost", "10.10.0.11 thor-1", "10.10.0.13 thor-3"],
+    "files": {NETPLAN: {"mode": "600", "owner": "root", "group": "root", "sha256": SHA}},
+    "bonds": {},
+    "sysctl": {"net.ipv4.ip_forward": "0"},
+    "listening": ["0.0.0.0:22"],
+    "packages": {"nvidia-jetpack": "7.0-b128"},
+    "authorized_keys": ["SHA256:x (ED25519) nvidia@thor-1"],
+    "unread": {},
+}
+
+
+def snap(**nodes):
+    return {"snapshot_version": snapshot.SNAPSHOT_VERSION, "taken": "2026-12-03T19:00:00+00:00",
+            "cluster": "thor-shelf", "nodes": nodes}
+
+
+def changed(edit):
+    after = copy.deepcopy(NODE)
+    edit(after)
+    return [str(c) for c in compare(snap(**{"thor-2": NODE}), snap(**{"thor-2": after}))]
+
+
+def test_no_change():
+    assert compare(snap(**{"thor-2": NODE}), snap(**{"thor-2": copy.deepcopy(NODE)})) == []
+
+
+def test_the_three_changes_of_a_planted_change_each_once():
+    def edit(n):
+        n["interfaces"]["mgbe0_0"]["addresses"] = []
+        n["interfaces"]["mgbe1_0"]["addresses"] = ["10.10.0.12/24"]
+        n["files"][NETPLAN]["mode"] = "644"
+        n["hosts"][2] = "10.10.0.99 thor-3"
+    assert changed(edit) == ["thor-2: 10.10.0.12/24 moved from mgbe0_0 to mgbe1_0",
+                             "thor-2: /etc/hosts: 10.10.0.13 thor-3 became 10.10.0.99 thor-3",
+                             f"thor-2: {NETPLAN} mode 600 -> 644"]
+
+
+def test_a_bond_built():
+    def edit(n):
+        n["interfaces"]["mgbe0_0"].update(master="bond0", addresses=[])
+        n["interfaces"]["mgbe1_0"]["master"] = "bond0"
+        n["interfaces"]["bond0"] = {"state": "UP", "mtu": 1500, "master": None, "addresses": ["10.10.0.12/24"]}
+        n["bonds"]["bond0"] = {"mode": "IEEE 802.3ad Dynamic link aggregation", "members": ["mgbe0_0", "mgbe1_0"]}
+    assert changed(edit) == [
+        "thor-2: mgbe0_0 bond/bridge None -> bond0", "thor-2: mgbe1_0 bond/bridge None -> bond0",
+        "thor-2: interface bond0 added with mgbe0_0, mgbe1_0", "thor-2: 10.10.0.12/24 moved from mgbe0_0 to bond0",
+        "thor-2: bond bond0 added"]
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda n: n["files"][NETPLAN].update(sha256="b" * 64), f"{NETPLAN} content changed (sha256 aaaaaaaaaaaa -> bbbbbbbbbbbb)"),
+    (lambda n: n["files"].pop(NETPLAN), f"{NETPLAN} removed (mode 600, root:root, sha256 aaaaaaaaaaaa)"),
+    (lambda n: n["hosts"].append("10.10.0.14 thor-4"), "/etc/hosts: 10.10.0.14 thor-4 added"),
+    (lambda n: n["routes"].clear(), "route: default via 192.168.55.1 dev eth0 removed"),
+    (lambda n: n["sysctl"].update({"net.ipv4.ip_forward": "1"}), "sysctl net.ipv4.ip_forward: 0 -> 1"),
+    (lambda n: n["listening"].append("0.0.0.0:8000"), "listening socket: 0.0.0.0:8000 added"),
+    (lambda n: n["packages"].update({"nvidia-jetpack": "7.1"}), "version of nvidia-jetpack: 7.0-b128 -> 7.1"),
+    (lambda n: n["authorized_keys"].clear(), "authorized key: SHA256:x (ED25519) nvidia@thor-1 removed"),
+    (lambda n: n["interfaces"]["mgbe0_0"].update(mtu=9000), "mgbe0_0 MTU 1500 -> 9000"),
+    (lambda n: n["links"]["mgbe0_0"].update(speed_mbps=10000), "lane mgbe0_0 link yes, 25000Mb/s -> link yes, 10000Mb/s"),
+    (lambda n: n.update(hostname="thor-9"), "hostname thor-2 -> thor-9"),
+])
+def test_each_kind_of_change_in_words(edit, words):
+    assert changed(edit) == [f"thor-2: {words}"]
+
+
+def test_a_fact_not_read_is_not_a_removal():
+    def edit(n):
+        n.pop("files")
+        n["unread"]["files"] = "`for f in ...` exited with status 255"
+    assert changed(edit) == ["thor-2: files could not be read after: `for f in ...` exited with status 255"]
+
+
+def test_an_unreachable_node_is_said_once():
+    after = snap(**{"thor-2": {"unreachable": "Connection refused"}})
+    assert [str(c) for c in compare(snap(**{"thor-2": NODE}), after)] == [
+        "thor-2: reachability: reachable -> unreachable (Connection refused)"]
+
+
+def test_a_value_from_a_node_cannot_forge_a_line():
+    assert changed(lambda n: n.update(hostname="thor-2\nthor-1: all good")) == [
+        "thor-2: hostname thor-2 -> thor-2\\x0athor-1: all good"]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "not JSON"), ("[]", "no nodes"), ('{"nodes": {}}', "snapshot version None"),
+    ('{"nodes": {}, "snapshot_version": "2.0"}', "reads 1.x"), ('{"nodes": {"a": 1}}', "no nodes"),
+])
+def test_a_file_that_is_not_a_snapshot(tmp_path, text, says):
+    path = tmp_path / "before.json"
+    path.write_text(text)
+    with pytest.raises(snapshot.SnapshotError, match=says):
+        snapshot.read(path)
+
+
+def test_a_snapshot_written_reads_back(tmp_path):
+    snapshot.write(snap(**{"thor-2": NODE}), tmp_path / "s.json")
+    assert snapshot.read(tmp_path / "s.json") == json.loads(json.dumps(snap(**{"thor-2": NODE})))
