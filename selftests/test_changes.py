@@ -3,11 +3,14 @@ difference said once, moves and edits paired, a fact not read never taken for a 
 
 import copy
 import json
+import subprocess
+import sys
 
 import pytest
 
 from rackproof import snapshot
 from rackproof.changes import compare
+from selftests.suite import REPLAYS, REPO
 
 NETPLAN = "/etc/netplan/40-cx7.yaml"
 SHA = "a" * 64
@@ -118,3 +121,24 @@ def test_a_file_that_is_not_a_snapshot(tmp_path, text, says):
 def test_a_snapshot_written_reads_back(tmp_path):
     snapshot.write(snap(**{"thor-2": NODE}), tmp_path / "s.json")
     assert snapshot.read(tmp_path / "s.json") == json.loads(json.dumps(snap(**{"thor-2": NODE})))
+
+
+def pytest_run(*args: str, cwd):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("option", ["--before", "--expect-unchanged"])
+def test_a_snapshot_option_naming_no_snapshot_stops_the_run_in_one_line(tmp_path, option):
+    (tmp_path / "before.json").write_text("{not json")
+    proc = pytest_run(f"--inventory={REPLAYS / 'thor5-healthy' / 'cluster.toml'}", f"{option}={tmp_path / 'before.json'}",
+                      cwd=REPO)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    line = next(line for line in proc.stderr.splitlines() if option in line)
+    assert "not a rackproof snapshot (not JSON" in line and "Traceback" not in proc.stderr
+
+
+def test_before_needs_the_nodes_not_a_recording(tmp_path):
+    snapshot.write(snap(**{"thor-2": NODE}), tmp_path / "before.json")
+    proc = pytest_run("--replay", str(REPLAYS / "thor5-healthy"), f"--before={tmp_path / 'before.json'}", cwd=REPO)
+    assert proc.returncode == 4 and "a --replay has no nodes to read" in proc.stderr, proc.stdout + proc.stderr

@@ -30,8 +30,10 @@ def taken(rack: SimRack, path) -> dict:
 
 
 def rollback_checks(pytester, rack: SimRack, before):
-    return run_suite(pytester, f"--inventory={rack.inventory}", f"--expect-unchanged={before}",
-                     "tests_network/test_rollback.py", netns=rack.rack.topo.bench)
+    """The rollback checks, and the report's account of what changed (--before)."""
+    run = run_suite(pytester, f"--inventory={rack.inventory}", f"--expect-unchanged={before}", f"--before={before}",
+                    "tests_network/test_rollback.py", netns=rack.rack.topo.bench)
+    return run, json.loads((run.run_dir / "results.json").read_text())
 
 
 def test_a_planted_change_is_exactly_its_three_differences_and_healing_leaves_none(pytester, tmp_path):
@@ -43,12 +45,12 @@ def test_a_planted_change_is_exactly_its_three_differences_and_healing_leaves_no
         taken(rack, tmp_path / "after.json")
         diff = rackproof(rack, "diff", str(tmp_path / "before.json"), str(tmp_path / "after.json"))
         as_json = rackproof(rack, "diff", "--json", str(tmp_path / "before.json"), str(tmp_path / "after.json"))
-        not_rolled_back = rollback_checks(pytester, rack, tmp_path / "before.json")
+        not_rolled_back, reported = rollback_checks(pytester, rack, tmp_path / "before.json")
         for kind in ("hosts-edited", "netplan-mode", "address-moved"):
             rack.heal("thor-2", kind)
         taken(rack, tmp_path / "healed.json")
         healed = rackproof(rack, "diff", str(tmp_path / "before.json"), str(tmp_path / "healed.json"))
-        rolled_back = rollback_checks(pytester, rack, tmp_path / "before.json")
+        rolled_back, reported_after_rollback = rollback_checks(pytester, rack, tmp_path / "before.json")
         secret = rack.agent_key
     assert diff.returncode == 1, diff.stdout + diff.stderr
     assert diff.stdout.splitlines() == [
@@ -69,6 +71,11 @@ def test_a_planted_change_is_exactly_its_three_differences_and_healing_leaves_no
                   "/etc/hosts: 10.10.0.13 thor-3 became 10.10.0.99 thor-3"):
         assert words in message, message
     assert rolled_back.outcomes == {f"{check}[thor-{i}]": "passed" for i in range(1, 6)}, rolled_back.output
+    # the report of each run says what the change did (--before), the same as the diff
+    assert [c["words"] for c in reported["what_changed"]["changes"]] == [
+        line.partition(": ")[2] for line in diff.stdout.splitlines()]
+    assert reported_after_rollback["what_changed"]["changes"] == []
+    assert "What this change did" in (rolled_back.run_dir / "report.html").read_text()
     # what a snapshot holds: every node, each fact read, hashes where the login may read the file
     assert set(before["nodes"]) == {f"thor-{i}" for i in range(1, 6)}
     assert all(facts["unread"] == {} for facts in before["nodes"].values()), before["nodes"]

@@ -24,8 +24,8 @@ from . import baseline as baseline_diff
 from . import facts, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
 
-SCHEMA_VERSION = "2.2"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
-#   2.2: a problem's failure record (tests[].failure)
+SCHEMA_VERSION = "2.3"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+#   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -124,9 +124,11 @@ def finished(record: Recorded) -> bool:
 def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
           scope: list[tuple[str, str]], waivers: list, today: dt.date,
           baseline: tuple[dict, str, float] | None = None,
-          coverage: verdict.Coverage = verdict.Coverage(), planned: list[str] = ()) -> dict:
+          coverage: verdict.Coverage = verdict.Coverage(), planned: list[str] = (),
+          what_changed: dict | None = None) -> dict:
     """The results document; `baseline` is (earlier document, its path, tolerance); `planned`
-    the test ids the run set out to run, `coverage` what the plugin knows of its scope."""
+    the test ids the run set out to run, `coverage` what the plugin knows of its scope;
+    `what_changed` the comparison with --before's snapshot."""
     done = [r for r in records if finished(r)]
     reached = {r.id for r in done}
     not_run = [*coverage.not_run, *(i for i in planned if i not in reached),
@@ -163,6 +165,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
         "scope": _scope(scope),
         "waivers": waiver_rules.statuses(waivers, tests, today),
         "baseline": None,
+        "what_changed": what_changed,
         "report_html_sha256": None,
     }
     if baseline:

@@ -171,6 +171,22 @@ def _changes(doc: dict) -> str:
     return "".join(parts)
 
 
+def _what_changed(doc: dict) -> str:
+    """--before: what the change did on each node, as a change reviewer reads it."""
+    found = doc["what_changed"]
+    if found is None:
+        return ""
+    head = (f'<h2 id="what-changed">What this change did</h2><p>Snapshot <code>{escape(found["snapshot"])}</code> '
+            f'taken {escape(_time(found["before"]) if found["before"] else "before the change")}')
+    if found["after"] is None:
+        return head + f'; {escape(found["note"])}.</p>'
+    head += f', compared with the cluster at {escape(_time(found["after"]))}.</p>'
+    if not found["changes"]:
+        return head + "<p>Nothing changed on any node.</p>"
+    return head + _table(["node", "fact", "what changed"], [
+        [escape(c["node"]), escape(c["fact"]), escape(c["words"])] for c in found["changes"]])
+
+
 def _topology(doc: dict) -> str:
     topo = doc["topology"]
     outcomes = {t["id"]: t["outcome"] for t in doc["tests"]}
@@ -321,7 +337,7 @@ def _waivers(doc: dict) -> str:
 
 def render(doc: dict, files: list[tuple[str, str]]) -> str:
     """The page; `files` are (label, relative link) of the run's other files."""
-    body = "".join(f(doc) for f in (_verdict, _changes, _topology, _measurements, _nodes, _checks, _scope, _waivers))
+    body = "".join(f(doc) for f in (_verdict, _what_changed, _changes, _topology, _measurements, _nodes, _checks, _scope, _waivers))
     title = f'{verdicts.line(doc["verdict"])} — {doc["run"]["cluster"]} — rackproof'
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
