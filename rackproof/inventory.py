@@ -204,6 +204,7 @@ ModelName = _str(_text("a model name without spaces or '='", 128, forbid="="))
 SshTarget = _str(_text("an ssh destination without spaces (a host, user@host, host:port or a Host of your "
                        "ssh config)", 255))
 FilePath = _str(_text("a file path", 4096, spaces=True))
+NodeFolder = _str(_text("an absolute folder on the nodes, without spaces", 1024, r"/[A-Za-z0-9_.@+/-]*"))
 KeyFile = _str(_key_file)
 EnvName = _str(_env_name)
 Host = _str(_host)
@@ -368,6 +369,12 @@ class SshSettings(Model):
     command_timeout: _positive(3600) = 60.0
 
 
+class Rollback(Model):
+    """How a change can be undone (the Spark guide's rollback design): the folder on each node
+    holding copies of the netplan files a change touches, made before it with `sudo cp -p`."""
+    backup_dir: NodeFolder
+
+
 class Cluster(Model):
     name: ClusterName
     platform: Platform
@@ -382,6 +389,7 @@ class Inventory(Model):
     nodes: list[Node] = Field(min_length=1, max_length=MAX_NODES)
     agent: Agent | None = None
     engines: list[Engine] = Field([], max_length=MAX_NODES)
+    rollback: Rollback | None = None
 
     @model_validator(mode="before")
     @classmethod

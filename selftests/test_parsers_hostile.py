@@ -41,7 +41,7 @@ from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, scope
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
-from rackproof.probes.sshcheck import classify_ssh_failure
+from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_ssh_connection
 from rackproof.probes.sshkeys import parse_key_fingerprints
 from rackproof.probes.sysctl import parse_sysctl
 from rackproof.probes.system import parse_answer
@@ -127,6 +127,7 @@ PARSERS = [
     Parser(collect_chat_stream, ChatStream, samples("vllm_stream_*"),
            call=lambda text: collect_chat_stream(text.splitlines()), json="data: {}"),
     Parser(parse_models, tuple, samples("*_models_*.json"), json="{}"),
+    Parser(parse_ssh_connection, (SshConnection, type(None)), samples("ssh_connection_*")),
     Parser(classify_ssh_failure, str, samples("ssh_*"), args=st.tuples(st.just(255) | st.integers(-1, 256)),
            fixed_args=(255,), call=lambda text, status: classify_ssh_failure(status, text), check=bool),
 ]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.probes import sshcheck
-from rackproof.probes.sshcheck import classify_ssh_failure
+from rackproof.probes import ParseError, sshcheck
+from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_ssh_connection
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -68,3 +68,23 @@ def test_unknown_failure_quotes_ssh():
     message = "kex_exchange_identification: banner line contains invalid characters"
     stderr = f"Warning: Permanently added 'x' (ED25519) to the list of known hosts.\r\n{message}\r\n"
     assert classify_ssh_failure(255, stderr) == f"ssh failed: {message}"
+
+
+# ssh_connection_sim_spark2_openssh9.2.txt: `echo "$SSH_CONNECTION"` over OpenSSH 9.2p1 to a
+# node of the simulated spark2 pair (the controller on the house network)
+
+def test_ssh_connection_names_both_ends():
+    text = (SAMPLES / "ssh_connection_sim_spark2_openssh9.2.txt").read_text()
+    assert parse_ssh_connection(text) == SshConnection("192.168.77.1", "192.168.77.12")
+    assert parse_ssh_connection("fd00::1 51000 fd00::12 22\n") == SshConnection("fd00::1", "fd00::12")
+
+
+def test_no_ssh_connection_is_none():
+    assert parse_ssh_connection("\n") is None
+
+
+@pytest.mark.parametrize("text", ["192.168.77.1 39414 192.168.77.12\n", "thor-1 39414 192.168.77.12 22\n",
+                                  "192.168.77.1 x 192.168.77.12 22\n", "192.168.77.1 1234567 192.168.77.12 22\n"])
+def test_ssh_connection_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_ssh_connection(text)

@@ -1,16 +1,27 @@
-"""After a rollback (`--expect-unchanged before.json`): every node is exactly as the snapshot
-taken before the change found it, as the Spark guide's rollback design asks ("restore the
-exact files"). The management path, SSH and routing are the suite's own checks of the run."""
+"""Change control. Before a change on a Spark pair, the rollback is ready: the netplan files it
+may touch are backed up exactly (the Spark guide: "back up the affected files and note their
+hashes, owner and permissions"), and the controller does not reach the nodes over the CX7 link
+a change may break. After a rollback (`--expect-unchanged before.json`), every node is exactly
+as the snapshot taken before the change found it ("restore the exact files"); the management
+path, SSH and routing are the suite's own checks of the run."""
+
+import ipaddress
+import posixpath
 
 import pytest
 
 from rackproof import changes, snapshot
 from rackproof.failure import Failure
+from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
+from rackproof.probes.netplan import NAMING_INTERFACES
+from rackproof.probes.sshcheck import SSH_CONNECTION
 
-pytestmark = [pytest.mark.against_snapshot, pytest.mark.capability("the cluster as it was before the change",
-                                                                    blocks=True)]
+NETPLAN = "/etc/netplan/40-cx7.yaml"
+READY = pytest.mark.capability("a rollback that keeps the management path")
 
 
+@pytest.mark.against_snapshot
+@pytest.mark.capability("the cluster as it was before the change", blocks=True)
 def test_nothing_changed_since_the_snapshot(node, inventory, snapshot_before):
     found = changes.of_node(snapshot_before, node.name,
                             snapshot.node_facts(inventory.cluster.platform, node.spec, node))
@@ -19,3 +30,48 @@ def test_nothing_changed_since_the_snapshot(node, inventory, snapshot_before):
                       f"{snapshot_before.get('taken', 'before the change')}",
                       cause="the rollback did not restore everything the change altered",
                       details="\n".join(f"  {c.fact}: {c.words}" for c in found))
+
+
+@READY
+@pytest.mark.step(2)
+@pytest.mark.platform("spark")
+@pytest.mark.rollback_plan
+def test_cx7_netplan_files_are_backed_up(cx7_node, inventory):
+    folder = inventory.inventory.rollback.backup_dir
+    live = cx7_node.read(CONFIG_FILES)
+    naming = cx7_node.read(NAMING_INTERFACES, pattern="|".join(c.name for c in cx7_node.spec.cx7))
+    backups = cx7_node.read(BACKUP_FILES, folder=folder)
+    problems = []
+    for path in dict.fromkeys(p for p in (NETPLAN, *naming) if p in live):
+        copy = backups.get(posixpath.join(folder, posixpath.basename(path)))
+        original = live[path]
+        if copy is None:
+            problems.append(f"{path} has no copy in {folder}")
+        elif original.sha256 is None or copy.sha256 is None:
+            problems.append(f"{path} or its copy cannot be hashed by the login (sudo -n sha256sum)")
+        elif copy != original:
+            problems.append(f"{path}: the copy in {folder} differs (sha256 {copy.sha256[:12]} vs {original.sha256[:12]}, "
+                            f"mode {copy.mode} vs {original.mode}, owner {copy.owner}:{copy.group} vs "
+                            f"{original.owner}:{original.group})")
+    if problems:
+        raise Failure(cx7_node.name, "; ".join(problems),
+                      cause=f"back up each file before the change, keeping owner and mode: sudo cp -p FILE {folder}/")
+
+
+@READY
+@pytest.mark.step(2)
+@pytest.mark.platform("spark")
+def test_management_path_does_not_ride_on_the_cx7_link(cx7_node):
+    seen = cx7_node.read(SSH_CONNECTION)
+    if seen is None:
+        if cx7_node.spec.local:
+            return   # the controller runs on this node: its way in is the node itself, no link at all
+        raise Failure(cx7_node.name, "the suite's commands did not come over SSH (no SSH_CONNECTION)")
+    route = cx7_node.route_to([seen.client])[seen.client]
+    cx7 = {c.name: ipaddress.ip_interface(c.address).network for c in cx7_node.spec.cx7}
+    on_cx7 = [name for name, net in cx7.items() if ipaddress.ip_address(seen.server) in net]
+    if route.dev in cx7 or on_cx7:
+        raise Failure(cx7_node.name, f"the controller ({seen.client}) reaches it at {seen.server}, and the node "
+                      f"answers over {route.dev}: the management path rides on the CX7 link a change may break",
+                      cause="reach the nodes by their management address (the node's ssh name in cluster.toml), so "
+                            "that a CX7 mistake is not a lock-out")

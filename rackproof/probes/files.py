@@ -53,9 +53,17 @@ def parse_hosts_file(text: str) -> tuple[str, ...]:
     return tuple(entries)
 
 
+def _file_facts(paths: str) -> str:
+    """The loop printing one `MODE OWNER GROUP SHA256-or-- PATH` line per file of `paths`."""
+    return (f"for f in {paths}; do [ -f \"$f\" ] || continue; "
+            "h=$(sha256sum -- \"$f\" 2>/dev/null || sudo -n sha256sum -- \"$f\" 2>/dev/null); h=${{h%% *}}; "
+            "echo \"$(stat -c '%a %U %G' -- \"$f\") ${{h:--}} $f\"; done")
+
+
 CONFIG_FILES = Probe(
     "config files", "mode, owner, group and sha256 of netplan, NetworkManager and sshd configuration files",
-    f"for f in {' '.join(CONFIG_PATHS)}; do [ -f \"$f\" ] || continue; "
-    "h=$(sha256sum -- \"$f\" 2>/dev/null || sudo -n sha256sum -- \"$f\" 2>/dev/null); h=${{h%% *}}; "
-    "echo \"$(stat -c '%a %U %G' -- \"$f\") ${{h:--}} $f\"; done", parse_config_files)
+    _file_facts(" ".join(CONFIG_PATHS)), parse_config_files)
+# the folder is quoted; the glob after it still expands: every file of that folder
+BACKUP_FILES = Probe("backup files", "mode, owner, group and sha256 of each file in a backup folder",
+                     _file_facts("{folder}/*"), parse_config_files)
 HOSTS_FILE = Probe("/etc/hosts", "the node's /etc/hosts entries", "cat /etc/hosts", parse_hosts_file)

@@ -1,10 +1,15 @@
-"""Why `ssh -o BatchMode=yes HOST true` failed, in a few words a person can act on.
+"""Why `ssh -o BatchMode=yes HOST true` failed, in a few words a person can act on; and the two
+ends of the SSH connection a command came over ($SSH_CONNECTION: the management path).
 
 ssh exits 255 for its own failures; any other status is the remote command's.
 BatchMode=yes never prompts, so a missing key shows as "Permission denied", not a
 password prompt that hangs the run.
 """
 
+import ipaddress
+from dataclasses import dataclass
+
+from . import ParseError
 from rackproof.probe import Probe
 
 OK = "no failure"
@@ -57,3 +62,28 @@ def classify_ssh_failure(exit_status: int, stderr: str) -> str:
 # judged by its exit status and stderr (classify_ssh_failure), and by the name that answers
 SSH_HOSTNAME = Probe("ssh to a peer", "passwordless SSH from this node to a peer, and which host answers",
                      "ssh -o BatchMode=yes -o ConnectTimeout={seconds} {peer} hostname")
+
+
+@dataclass(frozen=True)
+class SshConnection:
+    client: str          # the controller's address, as the node sees it
+    server: str          # the node's address the controller came in on
+
+
+def parse_ssh_connection(text: str) -> SshConnection | None:
+    """sshd's SSH_CONNECTION, `CLIENT_IP CLIENT_PORT SERVER_IP SERVER_PORT`; None when empty (the
+    command did not come over SSH)."""
+    fields = text.split()
+    if not fields:
+        return None
+    if len(fields) != 4 or not all(f.isdigit() and len(f) <= 5 for f in fields[1::2]):
+        raise ParseError("SSH_CONNECTION", "expected 'CLIENT_IP CLIENT_PORT SERVER_IP SERVER_PORT'", text)
+    try:
+        client, server = (str(ipaddress.ip_address(a)) for a in fields[0::2])
+    except ValueError:
+        raise ParseError("SSH_CONNECTION", "an end is not an IP address", text) from None
+    return SshConnection(client, server)
+
+
+SSH_CONNECTION = Probe("$SSH_CONNECTION", "the two ends of the controller's SSH connection (the management path)",
+                       'echo "$SSH_CONNECTION"', parse_ssh_connection)

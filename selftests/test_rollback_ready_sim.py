@@ -1,0 +1,45 @@
+"""Rollback readiness on a simulated spark2 pair: with exact copies of the CX7 netplan file in
+the inventory's backup folder (made as an admin would, `sudo cp -p`), the readiness checks
+pass; a missing copy or a copy whose content differs fails naming the file and the folder. The
+controller reaches the nodes over the house network, not the CX7 link: that check passes."""
+
+from __future__ import annotations
+
+from selftests.simrack import SimRack, rack_marks, unique_name
+from selftests.suite import run_suite
+
+pytestmark = rack_marks()
+
+FOLDER = "/home/nvidia/netplan-backup"
+BACKED_UP = "test_rollback::test_cx7_netplan_files_are_backed_up"
+MANAGEMENT = "test_rollback::test_management_path_does_not_ride_on_the_cx7_link"
+
+
+def readiness(pytester, rack: SimRack, inventory):
+    return run_suite(pytester, f"--inventory={inventory}", "--step", "2", "tests_network/test_rollback.py",
+                     netns=rack.rack.topo.bench)
+
+
+def test_backups_present_pass_and_a_missing_or_different_copy_fails_naming_the_file(pytester, tmp_path):
+    with SimRack("spark2", unique_name("rbk")) as rack:
+        inventory = tmp_path / "cluster.toml"
+        inventory.write_text(rack.inventory.read_text() + f'\n[rollback]\nbackup_dir = "{FOLDER}"\n')
+        without_plan = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "2",
+                                 "tests_network/test_rollback.py", netns=rack.rack.topo.bench)
+        for node in ("spark-1", "spark-2"):
+            done = rack.as_root(node, f"mkdir -p {FOLDER} && cp -p /etc/netplan/40-cx7.yaml {FOLDER}/ && "
+                                      f"echo 'nvidia ALL=(root) NOPASSWD: /usr/bin/sha256sum -- {FOLDER}/*' "
+                                      "> /etc/sudoers.d/backup && chmod 440 /etc/sudoers.d/backup")
+            assert done.returncode == 0, done.stderr
+        ready = readiness(pytester, rack, inventory)
+        rack.as_root("spark-1", f"rm {FOLDER}/40-cx7.yaml")
+        rack.as_root("spark-2", f"echo '# edited after the backup' >> {FOLDER}/40-cx7.yaml")
+        not_ready = readiness(pytester, rack, inventory)
+    assert without_plan.outcomes == {f"{MANAGEMENT}[spark-1]": "passed", f"{MANAGEMENT}[spark-2]": "passed"}, \
+        without_plan.output
+    assert ready.outcomes == {f"{t}[spark-{i}]": "passed" for t in (BACKED_UP, MANAGEMENT) for i in (1, 2)}, ready.output
+    assert not_ready.failed == {f"{BACKED_UP}[spark-1]", f"{BACKED_UP}[spark-2]"}, not_ready.output
+    assert f"/etc/netplan/40-cx7.yaml has no copy in {FOLDER}" in not_ready.messages[f"{BACKED_UP}[spark-1]"]
+    differs = not_ready.messages[f"{BACKED_UP}[spark-2]"]
+    assert f"/etc/netplan/40-cx7.yaml: the copy in {FOLDER} differs (sha256" in differs, differs
+    assert "sudo cp -p FILE" in differs
