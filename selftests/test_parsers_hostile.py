@@ -35,7 +35,7 @@ from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get, parse_
 from rackproof.probes.iperf import IperfResult, parse_iperf3
 from rackproof.probes.jetson import L4TRelease, PowerMode, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel
 from rackproof.probes.nccl import NcclResult, parse_nccl
-from rackproof.probes.netplan import FileMode, parse_file_list, parse_mode_owner
+from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, parse_netplan_naming
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
@@ -111,7 +111,7 @@ PARSERS = [
     Parser(parse_nvpmodel, PowerMode, samples("nvpmodel_*")),
     Parser(parse_nccl, NcclResult, samples("nccl_*")),
     Parser(parse_mode_owner, (FileMode, type(None)), samples("stat_*")),
-    Parser(parse_file_list, tuple, samples("grep_l_*")),
+    Parser(parse_netplan_naming, NetplanNaming, samples("netplan_naming_*")),
     Parser(parse_answer, str, samples("hostname_*", "id_un_*"), check=lambda answer: answer == answer.strip()),
     Parser(parse_nvidia_smi_query, tuple, samples("nvidia_smi_*"),
            args=st.tuples(st.lists(st.sampled_from(GPU_FIELDS) | st.text(max_size=8), min_size=1, max_size=7)),

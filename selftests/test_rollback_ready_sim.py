@@ -1,7 +1,9 @@
 """Rollback readiness on a simulated spark2 pair: with exact copies of the CX7 netplan file in
 the inventory's backup folder (made as an admin would, `sudo cp -p`), the readiness checks
 pass; a missing copy or a copy whose content differs fails naming the file and the folder. The
-controller reaches the nodes over the house network, not the CX7 link: that check passes."""
+controller reaches the nodes over the house network, not the CX7 link: that check passes. A
+netplan file the login may not read (no sudoers rule for grep) fails the netplan check naming
+it, instead of passing for a file that names nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ pytestmark = rack_marks()
 FOLDER = "/home/nvidia/netplan-backup"
 BACKED_UP = "test_rollback::test_cx7_netplan_files_are_backed_up"
 MANAGEMENT = "test_rollback::test_management_path_does_not_ride_on_the_cx7_link"
+PERSISTS = "test_cx7::test_netplan_file_persists_the_cx7_addresses"
 
 
 def readiness(pytester, rack: SimRack, inventory):
@@ -35,6 +38,11 @@ def test_backups_present_pass_and_a_missing_or_different_copy_fails_naming_the_f
         rack.as_root("spark-1", f"rm {FOLDER}/40-cx7.yaml")
         rack.as_root("spark-2", f"echo '# edited after the backup' >> {FOLDER}/40-cx7.yaml")
         not_ready = readiness(pytester, rack, inventory)
+        readable = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "2", "tests_network/test_cx7.py",
+                             netns=rack.rack.topo.bench)
+        rack.as_root("spark-2", "sed -i 's/, [^,]*grep -q -E [^,]*$//' /etc/sudoers.d/rackproof")
+        unreadable = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "2", "tests_network/test_cx7.py",
+                               netns=rack.rack.topo.bench)
     assert without_plan.outcomes == {f"{MANAGEMENT}[spark-1]": "passed", f"{MANAGEMENT}[spark-2]": "passed"}, \
         without_plan.output
     assert ready.outcomes == {f"{t}[spark-{i}]": "passed" for t in (BACKED_UP, MANAGEMENT) for i in (1, 2)}, ready.output
@@ -43,3 +51,6 @@ def test_backups_present_pass_and_a_missing_or_different_copy_fails_naming_the_f
     differs = not_ready.messages[f"{BACKED_UP}[spark-2]"]
     assert f"/etc/netplan/40-cx7.yaml: the copy in {FOLDER} differs (sha256" in differs, differs
     assert "sudo cp -p FILE" in differs
+    assert readable.outcomes[f"{PERSISTS}[spark-2]"] == "passed", readable.output
+    assert unreadable.failed == {f"{PERSISTS}[spark-2]"}, unreadable.output
+    assert "/etc/netplan/40-cx7.yaml cannot be read by the login" in unreadable.messages[f"{PERSISTS}[spark-2]"]

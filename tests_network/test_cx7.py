@@ -131,7 +131,12 @@ def test_netplan_file_persists_the_cx7_addresses(cx7_node):
     if (found.mode, found.owner) != ("600", "root"):
         raise Failure(f"{node.name} {NETPLAN}", "mode and owner", "600 root", f"{found.mode} {found.owner}",
                       "sudo chmod 600 (netplan warns otherwise)")
-    others = [f for f in files if f != NETPLAN]
+    if files.unreadable:
+        raise Failure(node.name, f"{', '.join(files.unreadable)} cannot be read by the login, so whether "
+                      f"{'it' if len(files.unreadable) == 1 else 'they'} also configure {', '.join(names)} is not known",
+                      cause="netplan files are root's: let the login run `sudo -n grep` on /etc/netplan/*.yaml "
+                            "(a sudoers.d rule), or run the suite as a login that may read them")
+    others = [f for f in files.naming if f != NETPLAN]
     if others:
         raise Failure(node.name, f"{', '.join(others)} also configure{'s' if len(others) == 1 else ''} "
                       f"{', '.join(names)}: two netplan files for the same interfaces fight at every apply")

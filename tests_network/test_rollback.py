@@ -41,8 +41,9 @@ def test_cx7_netplan_files_are_backed_up(cx7_node, inventory):
     live = cx7_node.read(CONFIG_FILES)
     naming = cx7_node.read(NAMING_INTERFACES, pattern="|".join(c.name for c in cx7_node.spec.cx7))
     backups = cx7_node.read(BACKUP_FILES, folder=folder)
-    problems = []
-    for path in dict.fromkeys(p for p in (NETPLAN, *naming) if p in live):
+    problems = [f"{path} cannot be read by the login: whether it names a CX7 interface is not known"
+                for path in naming.unreadable]
+    for path in dict.fromkeys(p for p in (NETPLAN, *naming.naming) if p in live):
         copy = backups.get(posixpath.join(folder, posixpath.basename(path)))
         original = live[path]
         if copy is None:

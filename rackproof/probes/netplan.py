@@ -1,5 +1,9 @@
 """netplan's files: the mode and owner of one (`stat -c '%a %U'`), and which files name an
-interface (`grep -l`). Two netplan files configuring the same interfaces fight at every apply."""
+interface (`grep`). Two netplan files configuring the same interfaces fight at every apply.
+
+netplan files are root's and mode 600: the login reads one with `sudo -n grep` where a sudoers.d
+rule lets it, and a file it cannot read is said to be unreadable, never taken for a file that
+names nothing."""
 
 from dataclasses import dataclass
 
@@ -25,14 +29,34 @@ def parse_mode_owner(text: str) -> FileMode | None:
     return FileMode(fields[0], fields[1])
 
 
-def parse_file_list(text: str) -> tuple[str, ...]:
-    """`grep -l`: one path per line."""
-    return tuple(line.strip() for line in text.splitlines() if line.strip())
+@dataclass(frozen=True)
+class NetplanNaming:
+    naming: tuple[str, ...]       # files that name one of the interfaces
+    unreadable: tuple[str, ...]   # files the login could not read (not even with sudo -n)
+
+
+def parse_netplan_naming(text: str) -> NetplanNaming:
+    """`names PATH` and `unreadable PATH` lines, one per netplan file of interest."""
+    found: dict[str, list[str]] = {"names": [], "unreadable": []}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        word, _, path = line.partition(" ")
+        if word not in found or not path.startswith("/"):
+            raise ParseError("netplan files", f"expected 'names PATH' or 'unreadable PATH', got {line[:200]!r}", text)
+        found[word].append(path)
+    return NetplanNaming(tuple(found["names"]), tuple(found["unreadable"]))
 
 
 # exit 1: the file does not exist (stat says so on stderr)
 MODE_OWNER = Probe("stat", "a file's mode and owner", "stat -c '%a %U' {path}", parse_mode_owner, ok_exit=(0, 1),
                    once=True)
-# exit 1: no file names them; 2: no netplan file at all
-NAMING_INTERFACES = Probe("grep netplan", "which netplan files name the interfaces",
-                          "grep -l -E {pattern} /etc/netplan/*.yaml", parse_file_list, ok_exit=(0, 1, 2), once=True)
+# sudo -n -l asks whether the rule exists without running anything: `sudo -n grep` refused and
+# `grep` finding nothing both exit 1
+NAMING_INTERFACES = Probe(
+    "grep netplan", "which netplan files name the interfaces, and which it could not read",
+    'for f in /etc/netplan/*.yaml; do [ -f "$f" ] || continue; '
+    'if [ -r "$f" ]; then grep -q -E {pattern} -- "$f"; s=$?; '
+    'elif sudo -n -l grep -q -E {pattern} -- "$f" >/dev/null 2>&1; then sudo -n grep -q -E {pattern} -- "$f"; s=$?; '
+    'else s=2; fi; case $s in 0) echo "names $f";; 1) ;; *) echo "unreadable $f";; esac; done',
+    parse_netplan_naming, once=True)

@@ -112,12 +112,15 @@ class Node:
         self.write_release(release)
         # what the suite may do as root (only --allow-disruptive checks use it): as on a real
         # node, a sudoers.d rule for exactly the commands, no password
-        # and, for a snapshot, the hashes of configuration files only root may read
+        # and, for a snapshot and the netplan check, the hashes of configuration files only root
+        # may read and whether a netplan file names an interface
         ip = shutil.which("ip") or "/usr/sbin/ip"
         sha256sum = shutil.which("sha256sum") or "/usr/bin/sha256sum"
+        grep = shutil.which("grep") or "/usr/bin/grep"
         write(up / "sudoers.d" / "rackproof", f"{USER} ALL=(root) NOPASSWD: {ip} link set dev * down, "
               f"{ip} link set dev * up, {sha256sum} -- /etc/netplan/*, "
-              f"{sha256sum} -- /etc/NetworkManager/system-connections/*\n", 0o440, 0, 0)
+              f"{sha256sum} -- /etc/NetworkManager/system-connections/*, {grep} -q -E * -- /etc/netplan/*\n",
+              0o440, 0, 0)
         if self.spec.platform == "thor":
             # as a JetPack image ships it: NetworkManager renders every interface (nmcli connections)
             write(up / "netplan" / "01-network-manager-all.yaml", "# Let NetworkManager manage all devices on "
