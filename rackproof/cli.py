@@ -43,15 +43,7 @@ def _probes(args: argparse.Namespace) -> int:
 def _snapshot(args: argparse.Namespace) -> int:
     """Every node's facts that a change can alter, read-only, into one JSON file."""
     from . import snapshot
-    from .host import connect
-    from .remote import EvidenceLog
-    inventory = _loaded(args.inventory)
-    hosts = connect(inventory, EvidenceLog())
-    try:
-        taken = snapshot.take(inventory, hosts)
-    finally:
-        for host in hosts.values():
-            host.remote.close()
+    taken = snapshot.of_cluster(_loaded(args.inventory))
     try:
         snapshot.write(taken, args.output)
     except OSError as e:

@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from .host import Host, ProbeFailed
+from .host import Host, ProbeFailed, connect
 from .inventory import Inventory, Node
 from .probes.bonding import BONDING
 from .probes.ethtool import ETHTOOL
@@ -30,7 +30,7 @@ from .probes.sockets import LISTENING
 from .probes.sshkeys import AUTHORIZED_KEYS
 from .probes.sysctl import SYSCTL
 from .probes.system import HOSTNAME
-from .remote import CommandTimeout, NodeUnreachable
+from .remote import CommandTimeout, EvidenceLog, NodeUnreachable
 from .safetext import one_line
 
 SNAPSHOT_VERSION = "1.0"
@@ -48,6 +48,16 @@ def take(inventory: Inventory, hosts: dict[str, Host]) -> dict:
         "cluster": inventory.cluster.name,
         "nodes": {node.name: node_facts(inventory.cluster.platform, node, hosts[node.name]) for node in inventory.nodes},
     }
+
+
+def of_cluster(inventory: Inventory) -> dict:
+    """A snapshot of every node, over connections of its own (closed after)."""
+    hosts = connect(inventory, EvidenceLog())
+    try:
+        return take(inventory, hosts)
+    finally:
+        for host in hosts.values():
+            host.remote.close()
 
 
 def node_facts(platform: str, node: Node, host: Host) -> dict:
