@@ -20,6 +20,11 @@ from .probes.perftest import IB_WRITE_BW, IB_WRITE_BW_SERVER
 
 PORTS = range(5201, 5300)
 SERVER_TRIES = 3
+# node -> ports of the servers this process runs there now. A server is known to be up when
+# something listens on its port, so a second server must never be started on a port a first
+# one holds: it would fail to bind and look started. (Node locks keep other processes' servers
+# off a node during a measurement.)
+_HELD: dict[str, set[int]] = {}
 
 # The server in the background, bounded by `timeout`; its pid once it listens on the port
 # (50 x 0.1 s), or exit 1 when it died or never listened (the port is taken: try another).
@@ -44,17 +49,21 @@ def _start_server(host: Host, command: Command, port: int, lifetime: float) -> i
 def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TRIES,
            ports: Sequence[int] | None = None) -> Iterator[int]:
     """A server started from command_for_port(port) on a free port (the first of `ports` that
-    is, else of `tries` random ones); yields the port, always stopped."""
+    is, else of `tries` random ones this process does not hold there); yields the port, always
+    stopped."""
     last: ProbeFailed | None = None
-    for port in ports or random.sample(PORTS, tries):
+    held = _HELD.setdefault(host.name, set())
+    for port in ports or random.sample([p for p in PORTS if p not in held], tries):
         try:
             pid = _start_server(host, command_for_port(port), port, lifetime)
         except ProbeFailed as e:  # port taken by someone else: try another
             last = e
             continue
+        held.add(port)
         try:
             yield port
         finally:
+            held.discard(port)
             host.run(STOP_SERVER, pid=pid)
         return
     raise last
