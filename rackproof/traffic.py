@@ -8,7 +8,8 @@ that the suite kills it when the measurement ends, whatever happened.
 from __future__ import annotations
 
 import random
-from contextlib import ExitStack, contextmanager
+import re
+from contextlib import ExitStack, contextmanager, suppress
 from typing import Iterator, Sequence
 
 from . import bondhash
@@ -35,6 +36,10 @@ START_SERVER = Probe(
     "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15)
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
                     "kill {pid} 2>/dev/null; true", timeout=10)
+# a run interrupted while its server started does not know the pid: the server is found by its
+# whole command line (`timeout` passes the signal on to the server)
+STOP_STARTING = Probe("stop a starting server", "stops a server whose start was interrupted, by its command line",
+                      "pkill -x -f -- {pattern}; true", timeout=10)
 
 
 def _start_server(host: Host, command: Command, port: int, lifetime: float) -> int:
@@ -54,19 +59,29 @@ def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TR
     last: ProbeFailed | None = None
     held = _HELD.setdefault(host.name, set())
     for port in ports or random.sample([p for p in PORTS if p not in held], tries):
+        command = command_for_port(port)
         try:
-            pid = _start_server(host, command_for_port(port), port, lifetime)
+            pid = _start_server(host, command, port, lifetime)
         except ProbeFailed as e:  # port taken by someone else: try another
             last = e
             continue
-        held.add(port)
+        except BaseException:     # interrupted (Ctrl-C, SIGTERM) while it started
+            with suppress(Exception):
+                host.run(STOP_STARTING, pattern=_exactly(f"timeout {lifetime:g} {command}"))
+            raise
         try:
+            held.add(port)
             yield port
         finally:
             held.discard(port)
             host.run(STOP_SERVER, pid=pid)
         return
     raise last
+
+
+def _exactly(text: str) -> str:
+    """`text` as an extended regular expression matching only itself."""
+    return re.sub(r"([][\\.^$*+?(){}|])", r"\\\1", text)
 
 
 def _iperf3_server(address: str):

@@ -4,6 +4,8 @@ to bind and still look started (the RoCE check once connected to such a dead ser
 
 import re
 
+import pytest
+
 from rackproof import traffic
 from rackproof.host import Host
 from rackproof.inventory import load_inventory
@@ -30,3 +32,20 @@ def test_two_servers_at_once_on_one_node_take_two_ports(monkeypatch):
     assert started == [first, second]
     with traffic.server(host, lambda port: f"server {port}", lifetime=10) as again:
         assert again == first   # a stopped server's port is free again
+
+
+def test_a_server_whose_start_was_interrupted_is_stopped_by_its_command_line():
+    asked = []
+
+    def answer(command):
+        asked.append(command)
+        if "setsid timeout" in command:
+            raise KeyboardInterrupt   # Ctrl-C while the server starts: its pid never comes back
+        return Result(command, 0, "", "", 0.01)
+    node = load_inventory(EXAMPLES / "spark2.toml").node("spark-2")
+    host = Host(node, Remote("spark-2", Scripted(answer), EvidenceLog()))
+    with pytest.raises(KeyboardInterrupt):
+        with traffic.server(host, lambda port: f"iperf3 -s -1 -B 10.10.0.12 -p {port}", lifetime=63):
+            pass
+    port = re.search(r"sport = :(\d+)", asked[0])[1]
+    assert asked[1] == f"pkill -x -f -- 'timeout 63 iperf3 -s -1 -B 10\\.10\\.0\\.12 -p {port}'; true"
