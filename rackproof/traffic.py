@@ -21,17 +21,13 @@ from .probes.perftest import IB_WRITE_BW, IB_WRITE_BW_SERVER
 
 PORTS = range(5201, 5300)
 SERVER_TRIES = 3
-# node -> ports of the servers this process runs there now. A server is known to be up when
-# something listens on its port, so a second server must never be started on a port a first
-# one holds: it would fail to bind and look started. (Node locks keep other processes' servers
-# off a node during a measurement.)
-_HELD: dict[str, set[int]] = {}
-
 # The server in the background, bounded by `timeout`; its pid once it listens on the port
-# (50 x 0.1 s), or exit 1 when it died or never listened (the port is taken: try another).
+# (50 x 0.1 s), or exit 1 when the port is taken, or the server died or never listened (try
+# another port). A server counts as up when something listens on its port, so a port anything
+# listens on already is refused first: a server started there would fail to bind and look up.
 START_SERVER = Probe(
     "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens",
-    "setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
+    "ss -Hltn {filter} | grep -q . && exit 1; setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
     "for i in $(seq 50); do ss -Hltn {filter} | grep -q . && {{ echo $pid; exit 0; }}; "
     "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15)
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
@@ -54,11 +50,9 @@ def _start_server(host: Host, command: Command, port: int, lifetime: float) -> i
 def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TRIES,
            ports: Sequence[int] | None = None) -> Iterator[int]:
     """A server started from command_for_port(port) on a free port (the first of `ports` that
-    is, else of `tries` random ones this process does not hold there); yields the port, always
-    stopped."""
+    is, else of `tries` random ones); yields the port, always stopped."""
     last: ProbeFailed | None = None
-    held = _HELD.setdefault(host.name, set())
-    for port in ports or random.sample([p for p in PORTS if p not in held], tries):
+    for port in ports or random.sample(PORTS, tries):
         command = command_for_port(port)
         try:
             pid = _start_server(host, command, port, lifetime)
@@ -70,10 +64,8 @@ def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TR
                 host.run(STOP_STARTING, pattern=_exactly(f"timeout {lifetime:g} {command}"))
             raise
         try:
-            held.add(port)
             yield port
         finally:
-            held.discard(port)
             host.run(STOP_SERVER, pid=pid)
         return
     raise last

@@ -1,37 +1,45 @@
-"""Servers of one measurement on one node never share a port: a server is known to be up when
-something listens on its port, so a second one started on a port the first holds would fail
-to bind and still look started (the RoCE check once connected to such a dead server)."""
+"""A measurement's server is started on a port nothing listens on: a server counts as up when
+something listens on its port, so one started on a taken port would fail to bind and still look
+up (the RoCE check once connected to such a dead server). And a server whose start was
+interrupted is stopped all the same. The first runs real servers on this machine's loopback."""
 
 import re
+import socket
+import sys
 
 import pytest
 
 from rackproof import traffic
 from rackproof.host import Host
+from rackproof.probe import Command
 from rackproof.inventory import load_inventory
-from rackproof.remote import EvidenceLog, Remote, Result
+from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 
 
-def test_two_servers_at_once_on_one_node_take_two_ports(monkeypatch):
-    started = []
+def free_ports(n: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
 
-    def answer(command):
-        if "setsid timeout" in command:
-            started.append(int(re.search(r"sport = :(\d+)", command)[1]))
-            return Result(command, 0, f"{4000 + len(started)}\n", "", 0.1)
-        return Result(command, 0, "", "", 0.01)   # stop
-    # the same random choice every time: the first free port of the range
-    monkeypatch.setattr(traffic.random, "sample", lambda population, k: list(population)[:k])
+
+def listener(port: int) -> Command:
+    return Command(f"{sys.executable} -c 'import socket, time; s = socket.socket(); s.bind((\"127.0.0.1\", {port})); "
+            "s.listen(); time.sleep(30)'")
+
+
+def test_a_second_server_never_takes_the_port_a_first_one_listens_on():
+    first_port, other = free_ports(2)
     node = load_inventory(EXAMPLES / "spark2.toml").node("spark-2")
-    host = Host(node, Remote("spark-2", Scripted(answer), EvidenceLog()))
-    with traffic.server(host, lambda port: f"server {port}", lifetime=10) as first, \
-            traffic.server(host, lambda port: f"server {port}", lifetime=10) as second:
-        assert first != second
-    assert started == [first, second]
-    with traffic.server(host, lambda port: f"server {port}", lifetime=10) as again:
-        assert again == first   # a stopped server's port is free again
+    host = Host(node, Remote("spark-2", LocalTransport("spark-2"), EvidenceLog()))
+    with traffic.server(host, listener, lifetime=30, ports=[first_port]) as first, \
+            traffic.server(host, listener, lifetime=30, ports=[first_port, other]) as second:
+        assert (first, second) == (first_port, other)
 
 
 def test_a_server_whose_start_was_interrupted_is_stopped_by_its_command_line():
