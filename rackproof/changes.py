@@ -215,4 +215,5 @@ _FACTS = {
     "listening": _lines("listening socket"),
     "packages": _settings("version of"),
     "authorized_keys": _lines("authorized key"),
+    "set_at_run_time": _lines("address set with ip addr add (gone at a reboot)"),
 }

@@ -1,5 +1,5 @@
 """`rackproof ...`: inventory checks, the commands the suite runs on nodes, snapshots of a cluster
-and what changed between two, the simulated rack."""
+and what changed between two, a first inventory discovered from the nodes, the simulated rack."""
 
 from __future__ import annotations
 
@@ -74,6 +74,36 @@ def _diff(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
+def _discover(args: argparse.Namespace) -> int:
+    """A first cluster.toml from what the nodes say; what they cannot say is marked."""
+    import datetime as dt
+    from pathlib import Path
+    from . import discover
+    output = Path(args.output)
+    try:
+        if output.exists() and not args.force:
+            raise discover.DiscoverError([f"{printable(args.output)} exists: not overwritten (another -o, or --force)"])
+        given = discover.targets(args.ssh + (discover.read_targets_file(args.ssh_file) if args.ssh_file else []))
+        operator = discover.Operator(args.name, discover.parse_expect(args.expect), args.agent_key_env,
+                                     args.agent_key_file)
+        how = discover.Connection(args.user, args.ssh_config, args.identity, args.jump, args.connect_timeout)
+        text, guessed = discover.inventory_text(discover.ask_all(given, how), how, operator, dt.datetime.now())
+    except discover.DiscoverError as e:
+        print("\n".join(f"rackproof discover: {p}" for p in e.problems), file=sys.stderr)
+        return 2
+    try:
+        output.write_text(text)
+    except OSError as e:
+        print(f"{printable(args.output)}: cannot be written: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if problems := discover.checked(text):
+        print(f"{printable(args.output)}: written; inventory check finds:", *problems, sep="\n  ", file=sys.stderr)
+        return 2
+    print(f"{printable(args.output)}: {len(given)} nodes; {guessed} places marked \"{discover.GUESSED}\": check them "
+          "against the rack")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rackproof", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -97,6 +127,25 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("after")
     diff.add_argument("--json", action="store_true", help="the changes as JSON records")
     diff.set_defaults(func=_diff)
+
+    disc = commands.add_parser("discover", help="write a first cluster.toml from what the nodes say (read-only)")
+    disc.add_argument("--ssh", action="append", default=[], metavar="TARGET",
+                      help="a node as ssh reaches it, once per node, in the inventory's order (a Spark's head first)")
+    disc.add_argument("--ssh-file", metavar="FILE", help="more targets, one a line (# comments)")
+    disc.add_argument("-o", "--output", required=True, metavar="FILE", help="the cluster.toml to write")
+    disc.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    disc.add_argument("--name", help="the cluster's name (else guessed from the host names)")
+    disc.add_argument("--user", help="the login (else what your ssh config says)")
+    disc.add_argument("--ssh-config", metavar="FILE", help="an ssh_config file (written into [ssh])")
+    disc.add_argument("--identity", metavar="FILE", help="the private key (written into [ssh])")
+    disc.add_argument("--jump", metavar="TARGET", help="a jump host, as ssh -J takes it")
+    disc.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS")
+    disc.add_argument("--expect", action="append", default=[], metavar="SETTING=VALUE",
+                      help="an [expect] setting only you know (e.g. lane_rate_gbps=0.25 on a simulated rack)")
+    key = disc.add_mutually_exclusive_group()
+    key.add_argument("--agent-key-env", metavar="NAME", help="the variable holding the agent's key at run time")
+    key.add_argument("--agent-key-file", metavar="FILE", help="the file holding the agent's key")
+    disc.set_defaults(func=_discover)
 
     add_sim_parser(commands)
     return parser

@@ -18,6 +18,7 @@ from .probe import Command, Probe
 from .probes import ParseError
 from .probes.ibdev2netdev import IBDEV2NETDEV
 from .probes.ip import ADDRESSES, ROUTE_GET
+from .probes.netplan import NAMING_INTERFACES
 from .probes.ping import PING
 from .remote import Evidence, EvidenceLog, LocalTransport, Remote, Result, SshTransport
 from .replay import Recording, RecordingTransport, ReplayTransport
@@ -119,6 +120,19 @@ class Host:
         """target -> PingResult, every target pinged in turn in one round trip."""
         targets = list(targets)
         return self.read_each(PING, targets, timeout=30 + 2 * len(targets) * count, count=count)
+
+    def set_at_run_time(self, interfaces) -> tuple[list[str], tuple[str, ...]]:
+        """(every global address of `interfaces` that no netplan file names, as "ADDRESS on
+        INTERFACE": set with ip addr add, gone at the next reboot; the netplan files the login
+        could not read, which leave that unknown)."""
+        present = self.interfaces()
+        held = {a: i for i in interfaces if i in present for a in
+                (f"{x.local}/{x.prefixlen}" for x in present[i].addresses if x.scope == "global")}
+        # a pattern per address that cannot match inside a longer one (10.0.0.1/24 in 110.0.0.1/24)
+        patterns = {a: "(^|[^0-9a-fA-F:.])" + a.replace(".", "[.]") + "($|[^0-9])" for a in held}
+        naming = self.read_each(NAMING_INTERFACES, patterns.values())
+        unreadable = tuple(dict.fromkeys(p for n in naming.values() for p in n.unreadable))
+        return [f"{a} on {held[a]}" for a, pattern in patterns.items() if not naming[pattern].naming], unreadable
 
     def rdma_links(self):
         return {m.netdev: m for m in self.read(IBDEV2NETDEV)}

@@ -5,7 +5,8 @@ rollback can be proven exact.
 Per node: hostname, interfaces (state, MTU, bond membership, addresses), lane links and
 speeds, the routing table, /etc/hosts entries, netplan/NetworkManager/sshd configuration
 files (mode, owner, group, sha256: never their content), bonds, forwarding, listening
-sockets, package or driver versions, and the fingerprints of the login's authorized keys.
+sockets, package or driver versions, the fingerprints of the login's authorized keys, and on
+a Spark the CX7 addresses no netplan file names (set with ip addr add: gone at a reboot).
 No secret is stored. A fact a node would not give is kept as `unread` with the reason, so a
 diff never takes "not read" for "removed"; an unreachable node is kept as such.
 """
@@ -78,14 +79,27 @@ def node_facts(platform: str, node: Node, host: Host) -> dict:
         "packages": lambda: _packages(platform, host),
         "authorized_keys": lambda: list(host.read(AUTHORIZED_KEYS)),
     }
+    if node.cx7:   # the Spark guide's CX7 addresses: in netplan (persistent) or set with ip addr add
+        readers["set_at_run_time"] = lambda: _set_at_run_time(host, [c.name for c in node.cx7])
     for name, read in readers.items():
         try:
             facts[name] = read()
         except NodeUnreachable as e:
             return {"unreachable": one_line(e.reason)}
-        except (ProbeFailed, CommandTimeout) as e:
+        except (ProbeFailed, CommandTimeout, _Unknown) as e:
             unread[name] = one_line(str(e).splitlines()[0])
     return {**facts, "unread": unread}
+
+
+class _Unknown(Exception):
+    """A fact the node's answers leave open."""
+
+
+def _set_at_run_time(host: Host, interfaces: list[str]) -> list[str]:
+    found, unreadable = host.set_at_run_time(interfaces)
+    if unreadable:
+        raise _Unknown(f"{', '.join(unreadable)} cannot be read by the login (sudo -n grep)")
+    return found
 
 
 def _interfaces(host: Host) -> dict:

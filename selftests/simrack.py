@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -84,6 +85,10 @@ class SimRack:
         """A shell command on the controller (the bench namespace)."""
         return subprocess.run(["ip", "netns", "exec", self.rack.topo.bench, "sh", "-c", command],
                               capture_output=True, text=True, timeout=timeout)
+
+    def rackproof(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """The rackproof CLI as a user runs it on the controller (the bench namespace)."""
+        return self.bench(" ".join(map(shlex.quote, [sys.executable, "-m", "rackproof.cli", *args])), timeout=timeout)
 
     def ssh(self, node: str, command: str, timeout: float = 30, connect_timeout: float = 5) -> subprocess.CompletedProcess:
         """`command` on `node` as the login user, over real SSH from the bench."""

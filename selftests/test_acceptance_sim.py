@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from rackproof.inventory import load_inventory
 from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite
 
@@ -58,14 +59,44 @@ def files_holding(root: Path, secret: str) -> list[str]:
     return [str(p) for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
+def discovered(rack: SimRack, path: Path) -> Path:
+    """The inventory `rackproof discover` writes from the rack's nodes, told only what no node can
+    say: how to reach them, the agent's key file, and the generated inventory's [expect] figures
+    of the simulator (its lanes' scaled rate, its shorter measurements)."""
+    generated = load_inventory(rack.inventory)
+    given = [f"--expect={k}={v}" for k, v in generated.expect.model_dump(exclude_defaults=True).items()
+             if k in ("lane_rate_gbps", "iperf_seconds")]
+    key = ["--agent-key-file", str(rack.state.agent_key)] if generated.agent else []
+    result = rack.rackproof("discover", "-o", str(path), "--ssh-config", str(rack.state.ssh_config), "--identity",
+                            str(rack.state.bench_key), *[f"--ssh={n.ssh_name}" for n in generated.nodes], *given, *key)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert_learned_as_generated(load_inventory(path), generated)
+    return path
+
+
+def assert_learned_as_generated(found, generated) -> None:
+    """What discover learned is what the simulator built; only its name (guessed) and version
+    pins (offered as comments) may differ."""
+    for mine, theirs in zip(found.nodes, generated.nodes, strict=True):
+        assert mine.model_dump() == theirs.model_dump()
+    if generated.switch:   # the switch's name is a guess: no node can tell it
+        assert found.switch.model_dump(exclude={"name"}) == generated.switch.model_dump(exclude={"name"})
+    assert found.agent == generated.agent
+    assert [e.model_dump(exclude={"tokens_per_s_floor"}) for e in found.engines] == \
+        [e.model_dump(exclude={"tokens_per_s_floor"}) for e in generated.engines]
+    assert found.ssh == generated.ssh and found.cluster.user == generated.cluster.user
+
+
 def results(run) -> dict:
     return json.loads((run.run_dir / "results.json").read_text())
 
 
 # --- healthy racks --------------------------------------------------------------------------
 
-def test_healthy_thor5_passes_every_check_and_leaves_nothing_running(pytester, thor5):
-    run = suite(pytester, thor5, "-n", "2")
+def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves_nothing_running(pytester, thor5,
+                                                                                               tmp_path):
+    inventory = discovered(thor5, tmp_path / "cluster.toml")
+    run = run_suite(pytester, f"--inventory={inventory}", "-n", "2", netns=thor5.rack.topo.bench)
     assert run.exit_status == 0 and run.outcomes and set(run.outcomes.values()) == {"passed"}, run.output
     ids = " ".join(run.outcomes)
     for check in ("test_lane_speed[thor-3:mgbe2_0]", "test_passwordless_ssh[thor-4->thor-1]",
@@ -94,8 +125,9 @@ def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
     assert not any("bond" in t for t in run.outcomes), "no bond before step 8"
 
 
-def test_healthy_spark2_passes_every_check(pytester, spark2):
-    run = suite(pytester, spark2)
+def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester, spark2, tmp_path):
+    inventory = discovered(spark2, tmp_path / "cluster.toml")
+    run = run_suite(pytester, f"--inventory={inventory}", netns=spark2.rack.topo.bench)
     assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
     for check in ("test_roce_bandwidth_over_the_port[spark-1->spark-2]", "test_nccl_across_the_nodes[all]",
                   "test_cx7_interface_up[spark-2:enP2p1s0f1np1]", "test_netplan_file_persists_the_cx7_addresses[spark-1]"):

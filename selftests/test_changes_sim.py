@@ -7,8 +7,6 @@ snapshot holds a secret."""
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 
 from selftests.simrack import SimRack, rack_marks, unique_name
 from selftests.suite import run_suite
@@ -18,13 +16,8 @@ pytestmark = rack_marks()
 NETPLAN = "/etc/netplan/01-network-manager-all.yaml"
 
 
-def rackproof(rack: SimRack, *args: str):
-    """The rackproof CLI as a user runs it on the controller (the bench namespace)."""
-    return rack.bench(" ".join(map(shlex.quote, [sys.executable, "-m", "rackproof.cli", *args])), timeout=120)
-
-
 def taken(rack: SimRack, path) -> dict:
-    result = rackproof(rack, "snapshot", "--inventory", str(rack.inventory), "-o", str(path))
+    result = rack.rackproof("snapshot", "--inventory", str(rack.inventory), "-o", str(path))
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(path.read_text())
 
@@ -43,13 +36,13 @@ def test_a_planted_change_is_exactly_its_three_differences_and_healing_leaves_no
         rack.fault("thor-2", "netplan-mode")
         rack.fault("thor-2", "hosts-edited", "thor-3", "10.10.0.99")
         taken(rack, tmp_path / "after.json")
-        diff = rackproof(rack, "diff", str(tmp_path / "before.json"), str(tmp_path / "after.json"))
-        as_json = rackproof(rack, "diff", "--json", str(tmp_path / "before.json"), str(tmp_path / "after.json"))
+        diff = rack.rackproof("diff", str(tmp_path / "before.json"), str(tmp_path / "after.json"))
+        as_json = rack.rackproof("diff", "--json", str(tmp_path / "before.json"), str(tmp_path / "after.json"))
         not_rolled_back, reported = rollback_checks(pytester, rack, tmp_path / "before.json")
         for kind in ("hosts-edited", "netplan-mode", "address-moved"):
             rack.heal("thor-2", kind)
         taken(rack, tmp_path / "healed.json")
-        healed = rackproof(rack, "diff", str(tmp_path / "before.json"), str(tmp_path / "healed.json"))
+        healed = rack.rackproof("diff", str(tmp_path / "before.json"), str(tmp_path / "healed.json"))
         rolled_back, reported_after_rollback = rollback_checks(pytester, rack, tmp_path / "before.json")
         secret = rack.agent_key
     assert diff.returncode == 1, diff.stdout + diff.stderr

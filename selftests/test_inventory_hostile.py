@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
+from rackproof import tomltext
 from rackproof.inventory import (Agent, Bond, Cluster, Cx7Interface, Engine, Expect, Inventory, InventoryError, Lane,
                                  Node, SshSettings, Switch, load_inventory, parse_inventory)
 from rackproof.sim.profiles import PROFILES
@@ -41,30 +42,19 @@ ROOTS = set(Inventory.model_fields) | {"(top level)"}
 
 # --- TOML text from data (inline tables: every value of any shape can be written) --------------
 
-def toml_string(s: str) -> str:
-    return '"' + "".join(c if c >= " " and c not in '"\\\x7f' else f"\\u{ord(c):04x}" for c in s) + '"'
-
-
-def toml_key(k: str) -> str:
-    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else toml_string(k)
-
-
 def toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
-    if isinstance(v, str):
-        return toml_string(v)
+    """tomltext's form, and the non-finite numbers rackproof never writes but must refuse."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else "inf" if v > 0 else "-inf"
     if isinstance(v, list):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
-    return "{" + ", ".join(f"{toml_key(k)} = {toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{tomltext.key(k)} = {toml_value(x)}" for k, x in v.items()) + "}"
+    return tomltext.value(v)
 
 
 def toml_dumps(data: dict) -> str:
-    return "".join(f"{toml_key(k)} = {toml_value(v)}\n" for k, v in data.items())
+    return "".join(f"{tomltext.key(k)} = {toml_value(v)}\n" for k, v in data.items())
 
 
 # --- what every answer must look like --------------------------------------------------------
@@ -226,7 +216,7 @@ def test_no_accepted_inventory_has_a_floor_that_cannot_fail(example, overrides):
 @settings(max_examples=500, deadline=None)
 @given(value=st.text(min_size=10))
 def test_a_key_given_as_key_env_is_never_shown(value):
-    text = THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_env = {toml_string(value)}")
+    text = THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_env = {tomltext.value(value)}")
     try:
         parse_inventory(text)
     except InventoryError as err:
@@ -385,7 +375,7 @@ def test_sameness_is_caught(text, expected):
 @pytest.mark.parametrize("key", [SECRET, "AbC123xyz987SECRETq1w2e3r4", "9f86d081884c7d659a2feaa0c55ad015", "my key",
                                  "x" * 65, "key\x1bwith-escape"])
 def test_a_key_where_a_variable_name_belongs_is_refused_and_never_shown(key, tmp_path):
-    text = THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_env = {toml_string(key)}")
+    text = THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_env = {tomltext.value(key)}")
     lines = problems_of(text)
     assert len(lines) == 1 and lines[0].startswith("agent.key_env: "), lines
     assert "environment" in lines[0] and "key_file" in lines[0] and "not shown" in lines[0]
@@ -394,7 +384,7 @@ def test_a_key_where_a_variable_name_belongs_is_refused_and_never_shown(key, tmp
     bad.write_text(text)
     proc = cli(bad)
     assert proc.returncode == 2 and key not in proc.stdout + proc.stderr
-    as_file = THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_file = {toml_string(key)}")
+    as_file = THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_file = {tomltext.value(key)}")
     if key == "my key":   # a file could be called that
         assert parse_inventory(as_file).agent.key_file == key
     else:

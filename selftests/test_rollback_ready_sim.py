@@ -3,7 +3,8 @@ the inventory's backup folder (made as an admin would, `sudo cp -p`), the readin
 pass; a missing copy or a copy whose content differs fails naming the file and the folder. The
 controller reaches the nodes over the house network, not the CX7 link: that check passes. A
 netplan file the login may not read (no sudoers rule for grep) fails the netplan check naming
-it, instead of passing for a file that names nothing."""
+it, instead of passing for a file that names nothing. A CX7 address added with `ip addr add`
+fails the netplan check as one the next reboot takes away, and a snapshot diff lists it so."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ FOLDER = "/home/nvidia/netplan-backup"
 BACKED_UP = "test_rollback::test_cx7_netplan_files_are_backed_up"
 MANAGEMENT = "test_rollback::test_management_path_does_not_ride_on_the_cx7_link"
 PERSISTS = "test_cx7::test_netplan_file_persists_the_cx7_addresses"
+AD_HOC = "192.168.100.50/24"
 
 
 def readiness(pytester, rack: SimRack, inventory):
@@ -40,6 +42,10 @@ def test_backups_present_pass_and_a_missing_or_different_copy_fails_naming_the_f
         not_ready = readiness(pytester, rack, inventory)
         readable = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "2", "tests_network/test_cx7.py",
                              netns=rack.rack.topo.bench)
+        before = rack.rackproof("snapshot", "--inventory", str(rack.inventory), "-o", str(tmp_path / "before.json"))
+        rack.as_root("spark-1", f"ip addr add {AD_HOC} dev enp1s0f1np1")
+        after = rack.rackproof("snapshot", "--inventory", str(rack.inventory), "-o", str(tmp_path / "after.json"))
+        diff = rack.rackproof("diff", str(tmp_path / "before.json"), str(tmp_path / "after.json"))
         rack.as_root("spark-2", "sed -i 's/, [^,]*grep -q -E [^,]*$//' /etc/sudoers.d/rackproof")
         unreadable = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "2", "tests_network/test_cx7.py",
                                netns=rack.rack.topo.bench)
@@ -52,5 +58,13 @@ def test_backups_present_pass_and_a_missing_or_different_copy_fails_naming_the_f
     assert f"/etc/netplan/40-cx7.yaml: the copy in {FOLDER} differs (sha256" in differs, differs
     assert "sudo cp -p FILE" in differs
     assert readable.outcomes[f"{PERSISTS}[spark-2]"] == "passed", readable.output
-    assert unreadable.failed == {f"{PERSISTS}[spark-2]"}, unreadable.output
+    assert readable.outcomes[f"{PERSISTS}[spark-1]"] == "passed", readable.output
+    assert unreadable.failed == {f"{PERSISTS}[spark-1]", f"{PERSISTS}[spark-2]"}, unreadable.output
     assert "/etc/netplan/40-cx7.yaml cannot be read by the login" in unreadable.messages[f"{PERSISTS}[spark-2]"]
+    # an address added by hand is named as one the next reboot takes away, in the check and in the diff
+    assert f"{AD_HOC} on enp1s0f1np1: in no netplan file, set with ip addr add: gone at the next reboot" in \
+        unreadable.messages[f"{PERSISTS}[spark-1]"]
+    assert before.returncode == after.returncode == 0, before.stderr + after.stderr
+    assert (diff.returncode, diff.stdout.splitlines()) == (1, [
+        f"spark-1: {AD_HOC} added on enp1s0f1np1",
+        f"spark-1: address set with ip addr add (gone at a reboot): {AD_HOC} on enp1s0f1np1 added"]), diff.stdout

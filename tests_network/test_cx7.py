@@ -140,3 +140,8 @@ def test_netplan_file_persists_the_cx7_addresses(cx7_node):
     if others:
         raise Failure(node.name, f"{', '.join(others)} also configure{'s' if len(others) == 1 else ''} "
                       f"{', '.join(names)}: two netplan files for the same interfaces fight at every apply")
+    at_run_time, _ = node.set_at_run_time(names)
+    if at_run_time:
+        raise Failure(node.name, f"{'; '.join(at_run_time)}: in no netplan file, set with ip addr add: gone at the "
+                      "next reboot", cause=f"put it in {NETPLAN}, or, if the change that added it is rolled back, "
+                      "remove it (sudo ip addr del ADDRESS dev INTERFACE)")
