@@ -21,3 +21,8 @@ def lane(cluster: ClusterAtStep, node: Node) -> tuple[str, bool]:
 
 def serving(model: str) -> tuple[str, bool]:
     return f"serving {model}", False
+# step 9: what each of the sharing rules keeps (the chapter's "Time slices" and "A scheduler",
+# the Spark guide's security notes)
+SCHEDULED_JOBS = "scheduled jobs (Slurm)"
+PRIVATE_SLICES = "private slices (one person's node, files and time window)"
+CLOSED_NETWORK = "a closed cluster network"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .safetext import one_line
 
@@ -44,6 +44,8 @@ MAX_LANES = 16          # per node
 MAX_PORTS = 1024        # on one switch
 MAX_MBPS = 1_600_000    # 1.6 Tb/s: above any Ethernet port or lane sold today
 MAX_GBPS = MAX_MBPS / 1000
+MAX_HOLDERS = 1000      # slice holders: a class, a lab
+MAX_RESERVATIONS = 10_000
 
 
 class InventoryError(Exception):
@@ -375,6 +377,44 @@ class Rollback(Model):
     backup_dir: NodeFolder
 
 
+class Slurm(Model):
+    """Step 9's scheduler: which node runs slurmctld, and the partition jobs go to."""
+    controller: Hostname
+    partition: _str(_text("a Slurm partition name (letters, digits, '_', '-')", 64, r"[A-Za-z0-9_-]+")) = "batch"
+
+
+class Reservation(Model):
+    """A row of the shared calendar: a person holds a node from start to end (TOML times with
+    their offset, e.g. 2026-12-04T07:00:00+01:00)."""
+    person: LoginName
+    node: Hostname
+    start: AwareDatetime
+    end: AwareDatetime
+
+    @model_validator(mode="after")
+    def _ends_after_start(self) -> "Reservation":
+        if self.end <= self.start:
+            raise ValueError(f"ends ({self.end.isoformat()}) before it starts ({self.start.isoformat()})")
+        return self
+
+
+class Slices(Model):
+    """Who holds whole-node slices (their own logins, no sudo, private homes) and when."""
+    holders: list[LoginName] = Field(min_length=1, max_length=MAX_HOLDERS)
+    reservations: list[Reservation] = Field([], max_length=MAX_RESERVATIONS)
+
+
+class AllowedListener(Model):
+    """A program that may listen on a cluster address or on every address (besides sshd, the
+    engines, the agent, Slurm's daemons and the suite's own short-lived servers)."""
+    command: ProcessName
+    port: TcpPort | None = None     # any port when left out
+
+
+class ClosedNetwork(Model):
+    allow: list[AllowedListener] = Field([], max_length=64)
+
+
 class Cluster(Model):
     name: ClusterName
     platform: Platform
@@ -390,6 +430,9 @@ class Inventory(Model):
     agent: Agent | None = None
     engines: list[Engine] = Field([], max_length=MAX_NODES)
     rollback: Rollback | None = None
+    slurm: Slurm | None = None
+    slices: Slices | None = None
+    closed_network: ClosedNetwork = ClosedNetwork()
 
     @model_validator(mode="before")
     @classmethod
@@ -531,6 +574,8 @@ class _Parts:
                            if isinstance(raw, dict) and isinstance(raw.get("name"), str)}
         self.agent = part(Agent, data["agent"]) if self.has_agent else None
         self.engines = [(k, e) for k, e in enumerate(part(Engine, raw) for raw in table_list("engines")) if e]
+        self.slurm = part(Slurm, data["slurm"]) if "slurm" in data else None
+        self.slices = part(Slices, data["slices"]) if "slices" in data else None
 
 
 def _cross_check(inv: _Parts):
@@ -604,6 +649,14 @@ def _cross_check(inv: _Parts):
             seen.setdefault(engine.model, k)
     if not inv.has_agent and any(e.agent for _, e in inv.engines):
         yield "engines", "engines routed by an agent need an [agent] table"
+    if inv.slurm and inv.slurm.controller not in inv.node_names:
+        yield "slurm.controller", f"no node named {inv.slurm.controller}"
+    if inv.slices:
+        for k, r in enumerate(inv.slices.reservations):
+            if r.node not in inv.node_names:
+                yield f"slices.reservations[{k}].node", f"no node named {r.node}"
+            if r.person not in inv.slices.holders:
+                yield f"slices.reservations[{k}].person", f"{r.person} is not in slices.holders"
 
 
 # --- problem lines ----------------------------------------------------------------------------

@@ -120,6 +120,8 @@ KINDS = {k.name: k for k in (
     Kind("cluster_node", lambda c: [(name,) for name in _names(c, lambda n: n.address)], _first_node),  # addressed
     Kind("bonded_node", lambda c: [(name,) for name in _names(c, c.bonded)], _bond),   # the node and its bond
     Kind("cx7_node", lambda c: [(name,) for name in _names(c, lambda n: n.cx7)], _first_node),
+    # a node on a cluster network: its address (Thor) or CX7 addresses (Spark)
+    Kind("network_node", lambda c: [(name,) for name in _names(c, lambda n: n.address or n.cx7)], _first_node),
     Kind("lane", lambda c: [(n.name, lane.name) for n, lane in c.lanes], _interface),
     Kind("cx7", lambda c: [(n.name, x.name) for n in c.nodes for x in n.cx7], _interface),
     Kind("pair", lambda c: [(a.name, b.name) for a, b in c.ordered_pairs], _pair, _pair_id),

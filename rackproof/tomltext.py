@@ -4,6 +4,7 @@ values written so that tomllib reads back exactly the value given, whatever a no
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 
@@ -19,6 +20,10 @@ def value(v) -> str:
         if not math.isfinite(v):
             raise ValueError(f"{v!r} is not a finite number")
         return repr(v)
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is None:
+            raise ValueError(f"{v!r} has no time zone: a cluster.toml time carries its offset")
+        return v.isoformat()
     if isinstance(v, str):
         return '"' + "".join(c if " " <= c and c not in '"\\\x7f' else f"\\u{ord(c):04x}" for c in v) + '"'
     if isinstance(v, (list, tuple)):

@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(iperf3 openssh-server openssh-client sudo iproute2 iputils-ping procps util-linux curl
-          python3 python3-venv python3-pip chromium chromium-driver)
+# munge, slurmctld, slurmd, slurm-client: the real Slurm of the simulated thor5 rack (step 9)
+packages=(iperf3 openssh-server openssh-client sudo iproute2 iputils-ping procps util-linux curl passwd
+          python3 python3-venv python3-pip chromium chromium-driver munge slurmctld slurmd slurm-client)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

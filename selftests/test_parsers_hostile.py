@@ -24,8 +24,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import rackproof.probes
+from rackproof.probes.accounts import Account, parse_passwd, parse_processes
 from rackproof.probes.agent import AgentCommand, parse_agent_process
 from rackproof.probes.bonding import BondInfo, parse_bonding
+from rackproof.probes.chrony import Tracking, parse_tracking
 from rackproof.probes.ethtool import LinkInfo, parse_ethtool
 from rackproof.probes.fec import FecInfo, parse_fec
 from rackproof.probes.files import parse_config_files, parse_hosts_file
@@ -41,9 +43,12 @@ from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, scope
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
-from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_ssh_connection
+from rackproof.probes.slurm import MungeDecode, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge
+from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_offered_methods, parse_ssh_connection
 from rackproof.probes.sshkeys import parse_key_fingerprints
+from rackproof.probes.sudo import parse_sudo_list
 from rackproof.probes.sysctl import parse_sysctl
+from rackproof.probes.systemd import parse_systemctl_show
 from rackproof.probes.system import parse_answer
 from selftests.robustness import (
     adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples, value_or_parse_error)
@@ -130,6 +135,16 @@ PARSERS = [
     Parser(parse_ssh_connection, (SshConnection, type(None)), samples("ssh_connection_*")),
     Parser(classify_ssh_failure, str, samples("ssh_*"), args=st.tuples(st.just(255) | st.integers(-1, 256)),
            fixed_args=(255,), call=lambda text, status: classify_ssh_failure(status, text), check=bool),
+    Parser(parse_offered_methods, tuple, samples("ssh_*"), check=lambda methods: all(methods)),
+    Parser(parse_scontrol_ping, tuple, samples("slurm_scontrol_ping_*"), check=bool),
+    Parser(parse_sinfo_nodes, dict, samples("slurm_sinfo_*")),
+    Parser(parse_partition, dict, samples("slurm_partition_*")),
+    Parser(parse_unmunge, MungeDecode, samples("unmunge_*")),
+    Parser(parse_sudo_list, tuple, samples("sudo_l_*")),
+    Parser(parse_systemctl_show, tuple, samples("systemctl_show_*")),
+    Parser(parse_tracking, Tracking, samples("chronyc_tracking_*")),
+    Parser(parse_passwd, (Account, type(None)), samples("getent_passwd_*")),
+    Parser(parse_processes, tuple, samples("ps_*")),
 ]
 PARSER_IDS = [parser.name for parser in PARSERS]
 WITH_JSON_SAMPLES = [parser for parser in PARSERS if any(name.endswith(".json") for name in parser.samples)]

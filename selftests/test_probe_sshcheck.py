@@ -4,6 +4,8 @@ ssh_batchmode_failure_messages_catalogue.txt: verbatim messages from public fixt
 per failure under a "# ----" heading. ssh_local_openssh9.2_*.txt: stderr of `ssh -o BatchMode=yes
 ... true` (OpenSSH 9.2p1) against a throwaway sshd on 127.0.0.1:2222 in a private network
 namespace with no route out (all exited 255). ssh writes CRLF to stderr here: kept as captured.
+ssh_offered_methods_sim_openssh9.2_publickey_only.txt: the refusal the password-login probe
+gets on the simulated thor-1 from its own sshd on 10.10.0.11 (keys only).
 """
 
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rackproof.probes import ParseError, sshcheck
-from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_ssh_connection
+from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_offered_methods, parse_ssh_connection
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -88,3 +90,15 @@ def test_no_ssh_connection_is_none():
 def test_ssh_connection_unreadable(text):
     with pytest.raises(ParseError):
         parse_ssh_connection(text)
+
+
+def test_the_methods_sshd_offers():
+    text = (SAMPLES / "ssh_offered_methods_sim_openssh9.2_publickey_only.txt").read_text()
+    assert parse_offered_methods(text) == ("publickey",)
+    assert parse_offered_methods("nvidia@10.10.0.11: Permission denied (publickey,password).\n") == (
+        "publickey", "password")
+
+
+def test_no_refusal_means_sshd_was_not_reached():
+    with pytest.raises(ParseError):
+        parse_offered_methods("ssh: connect to host 10.10.0.11 port 22: Connection refused\n")

@@ -72,7 +72,10 @@ def test_the_same_faults_reject_or_limit_as_the_capabilities_say(pytester):
     step3 = run_report(pytester, "--replay", str(LANE_DOWN), "--step", "3", folders=STABLE, name="step3")
     assert step3.results["verdict"]["decision"] == "REJECTED"
     assert step3.results["verdict"]["summary"].startswith("cluster network of thor-2: failed")
-    assert {s["check"] for s in step3.results["scope"]} == {"test_passwordless_ssh", "test_same_login_on_every_node"}
+    assert {s["check"] for s in step3.results["scope"]} == {
+        "test_passwordless_ssh", "test_same_login_on_every_node",   # step 4
+        "test_reservations_do_not_overlap", "test_holders_have_logins", "test_only_the_holder_runs_during_a_window",
+        "test_every_job_has_a_time_limit", "test_slice_holders_have_no_sudo", "test_homes_are_private"}   # step 9
     # a blocking SSH failure
     ssh = run_report(pytester, "--replay", str(REPLAYS / "thor5-ssh-thor2-to-thor4"), folders=STABLE, name="ssh")
     assert ssh.results["verdict"]["decision"] == "REJECTED"

@@ -35,7 +35,7 @@ def test_nothing_changed_since_the_snapshot(node, inventory, snapshot_before):
 @READY
 @pytest.mark.step(2)
 @pytest.mark.platform("spark")
-@pytest.mark.rollback_plan
+@pytest.mark.needs("rollback")
 def test_cx7_netplan_files_are_backed_up(cx7_node, inventory):
     folder = inventory.inventory.rollback.backup_dir
     live = cx7_node.read(CONFIG_FILES)

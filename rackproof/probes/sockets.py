@@ -82,3 +82,6 @@ def scope(address: str) -> str:
 
 
 LISTENING = Probe("ss", "every TCP socket listening, and on which address", "ss -Hltn", parse_ss_listen)
+# every listener with the process holding it (root sees every user's: the suite's sudoers rule)
+LISTENING_PROCESSES = Probe("sudo ss", "every TCP and UDP socket listening, and the process holding it",
+                            "sudo -n ss -Hltnup", parse_ss_listen)

@@ -7,6 +7,7 @@ password prompt that hangs the run.
 """
 
 import ipaddress
+import re
 from dataclasses import dataclass
 
 from . import ParseError
@@ -87,3 +88,21 @@ def parse_ssh_connection(text: str) -> SshConnection | None:
 
 SSH_CONNECTION = Probe("$SSH_CONNECTION", "the two ends of the controller's SSH connection (the management path)",
                        'echo "$SSH_CONNECTION"', parse_ssh_connection)
+
+
+def parse_offered_methods(text: str) -> tuple[str, ...]:
+    """The authentication methods sshd offers, from the refusal a client gets when it has
+    none of them: `nvidia@10.10.0.11: Permission denied (publickey,password).`"""
+    match = re.search(r"Permission denied \(([a-z0-9@.,-]+)\)\.", text)
+    if not match:
+        raise ParseError("ssh", "no 'Permission denied (METHODS).' line: sshd was not reached", text)
+    return tuple(match[1].split(","))
+
+
+# No key and BatchMode: nothing is ever typed or sent, and sshd's refusal lists the methods it
+# would take; the server's host key is not what is checked here, so it is not recorded
+OFFERED_METHODS = Probe(
+    "ssh methods", "which login methods sshd offers on an address (password login must be off)",
+    "ssh -o BatchMode=yes -o PubkeyAuthentication=no -o PreferredAuthentications=password,keyboard-interactive "
+    "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout={seconds} "
+    "{address} true 2>&1", parse_offered_methods, ok_exit=(255,))

@@ -32,6 +32,16 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   ssh-hang                      sshd accepts TCP and never answers (SIGSTOP)
   stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token
   duplicate-address OTHER       the node holds OTHER's cluster address instead of its own
+  step 9 (thor5: Slurm and slice holders):
+  slurmd-down                   the node's slurmd stops; slurmctld still lists the node
+  node-drained [REASON...]      the node is drained in Slurm with REASON
+  holder-sudo [LOGIN]           a slice holder (default: the node's current one) joins the sudo group
+  home-open [LOGIN]             a slice holder's home becomes mode 755
+  job-no-time-limit [LOGIN]     a slice holder runs a job (run-u42.service) without RuntimeMaxSec
+  overlapping-reservation       a second person's reservation over the node's current window
+  forwarding-on                 net.ipv4.ip_forward=1 on the node
+  open-listener [PORT]          a python3 server listens on 0.0.0.0:PORT (default 9999)
+  clock-off [SECONDS]           chrony reports the clock SECONDS (default 600) fast
 """
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import copy
 import os
+import shlex
 import signal
 import time
 from pathlib import Path
 
-from . import profiles
+from . import node as nodemod, profiles
 from .util import SimError, pid_alive, wait_until
 
 
@@ -446,6 +447,156 @@ def _u_hosts_edited(rack, spec, node, name, undo):
     (rack.state.node_dir(node) / "etc.upper" / "hosts").write_text(undo["text"])
 
 
+# --- step 9: Slurm, slices, a closed network ---------------------------------------------------
+
+def _sharing(rack, spec):
+    if not rack.profile.sharing:
+        raise SimError(f"rack {rack.name} has no Slurm or slice holders (profile {rack.profile.name}; use thor5)")
+    return rack.profile.sharing
+
+
+def _holder(rack, spec, args) -> str:
+    """The login named, else the one holding the node now, else the first holder."""
+    sharing = _sharing(rack, spec)
+    if args:
+        if args[0] not in sharing.holders:
+            raise SimError(f"{args[0]} is not a slice holder (holders: {', '.join(sharing.holders)})")
+        return args[0]
+    return next((r.person for r in sharing.reservations if r.node == spec.name and r.start_h <= 0 < r.end_h),
+                sharing.holders[0])
+
+
+def _controller(rack, spec):
+    return rack.node(_sharing(rack, spec).slurm_controller)
+
+
+def _p_slurmd_down(rack, spec, node, args):
+    _sharing(rack, spec)
+    pid = rack.record["nodes"][node].get("slurmd")
+    if not pid_alive(pid):
+        raise SimError(f"slurmd of {node} is not running")
+    os.kill(pid, signal.SIGTERM)
+    wait_until(f"slurmd of {node} to stop", lambda: not pid_alive(pid), 5, 0.02)
+    return "slurmd", {}, f"{node}'s slurmd stopped (slurmctld still lists the node)"
+
+
+def _u_slurmd_down(rack, spec, node, target, undo):
+    # a job launched meanwhile stays "completing" on the node: an admin's down and resume
+    # clears it, and slurmd's fresh registration marks the node responding
+    ctl = _controller(rack, spec)
+    ctl.sh(f"scontrol update nodename={node} state=down reason='rackproof sim heal'; "
+           f"scontrol update nodename={node} state=resume")
+    n = rack.node(node)
+    pid = rack.record["nodes"][node].get("slurmd")
+    if not pid_alive(pid):
+        rack.record["nodes"][node]["slurmd"] = n.spawn(["slurmd", "-D"], n.dir / "log" / "slurmd.out")
+    wait_until(f"{node} idle again in sinfo", lambda: ctl.sh(f"sinfo -h -N -n {node} -o %T", check=False)
+               .stdout.strip() == "idle", 20, 0.2)
+
+
+def _p_node_drained(rack, spec, node, args):
+    reason = " ".join(args) or "fan replaced, burn-in pending"
+    _controller(rack, spec).sh(f"scontrol update nodename={node} state=drain reason={shlex.quote(reason)}")
+    return reason, {}, f"{node} drained in Slurm (reason: {reason})"
+
+
+def _u_node_drained(rack, spec, node, target, undo):
+    _controller(rack, spec).sh(f"scontrol update nodename={node} state=resume")
+
+
+def _p_holder_sudo(rack, spec, node, args):
+    login = _holder(rack, spec, args)
+    rack.node(node).sh(f"usermod -aG sudo {shlex.quote(login)}")
+    return login, {}, f"{login} is in {node}'s sudo group"
+
+
+def _u_holder_sudo(rack, spec, node, login, undo):
+    rack.node(node).sh(f"gpasswd -d {shlex.quote(login)} sudo >/dev/null")
+
+
+def _p_home_open(rack, spec, node, args):
+    login = _holder(rack, spec, args)
+    home = rack.state.node_dir(node) / "home" / login
+    mode = home.stat().st_mode & 0o7777
+    os.chmod(home, 0o755)
+    return login, {"mode": mode}, f"/home/{login} on {node}: mode {mode:o} -> 755"
+
+
+def _u_home_open(rack, spec, node, login, undo):
+    os.chmod(rack.state.node_dir(node) / "home" / login, undo["mode"])
+
+
+def _p_job_no_limit(rack, spec, node, args):
+    login = _holder(rack, spec, args)
+    unit = "run-u42.service"     # what systemd-run names a job given no --unit
+    pid = rack.node(node).spawn_user(["sleep", "infinity"], f"job-{login}-{unit}.log", login=login)
+    _model_edit(rack, node, lambda m: m["user_jobs"].setdefault(login, []).append({"unit": unit, "runtime_max": None}))
+    return f"{unit} of {login}", {"pid": pid, "login": login, "unit": unit}, \
+        f"{login} runs {unit} on {node} without RuntimeMaxSec"
+
+
+def _u_job_no_limit(rack, spec, node, target, undo):
+    def remove(m):
+        m["user_jobs"][undo["login"]] = [j for j in m["user_jobs"][undo["login"]] if j["unit"] != undo["unit"]]
+    _model_edit(rack, node, remove)
+    if pid_alive(undo["pid"]):
+        os.kill(undo["pid"], signal.SIGTERM)
+
+
+def _p_overlap(rack, spec, node, args):
+    """A second person's row in the calendar over the current holder's window (the inventory's
+    reservations are the calendar)."""
+    sharing = _sharing(rack, spec)
+    current = next((r for r in sharing.reservations if r.node == node and r.start_h <= 0 < r.end_h), None)
+    if current is None:
+        raise SimError(f"nobody holds {node} now in the calendar")
+    other = next(h for h in sharing.holders if h != current.person)
+    text = rack.state.inventory.read_text()
+    row = text.index(f'{{ person = "{current.person}", node = "{node}"')
+    line = text[row:text.index("\n", row)]
+    rack.state.inventory.write_text(text.replace(line, line + "\n    " + line.replace(
+        f'person = "{current.person}"', f'person = "{other}"'), 1))
+    return other, {"text": text}, f"{other} also holds {node} during {current.person}'s window"
+
+
+def _u_overlap(rack, spec, node, target, undo):
+    rack.state.inventory.write_text(undo["text"])
+
+
+def _p_forwarding(rack, spec, node, args):
+    rack.node(node).sh("sysctl -q -w net.ipv4.ip_forward=1")
+    return "net.ipv4.ip_forward", {}, f"{node} forwards IPv4 packets between its interfaces"
+
+
+def _u_forwarding(rack, spec, node, target, undo):
+    rack.node(node).sh("sysctl -q -w net.ipv4.ip_forward=0")
+
+
+def _p_open_listener(rack, spec, node, args):
+    port = int(args[0]) if args and args[0].isdigit() else 9999
+    n = rack.node(node)
+    pid = n.spawn_user([nodemod.PY, "-S", "-c", "import socket, time\ns = socket.socket()\n"
+                        f"s.bind(('0.0.0.0', {port}))\ns.listen()\ntime.sleep(86400)"], f"listener-{port}.log")
+    wait_until(f"a listener on {node} 0.0.0.0:{port}",
+               lambda: f":{port} " in n.sh("ss -Hltn", check=False).stdout, 5, 0.02)
+    return str(port), {"pid": pid}, f"a python3 server listens on {node} 0.0.0.0:{port}"
+
+
+def _u_open_listener(rack, spec, node, target, undo):
+    if pid_alive(undo["pid"]):
+        os.kill(undo["pid"], signal.SIGTERM)
+
+
+def _p_clock_off(rack, spec, node, args):
+    seconds = float(args[0]) if args else 600.0
+    before = _model_edit(rack, node, lambda m: m.update(clock_offset_s=seconds))
+    return f"{seconds:g} s", {"offset": before["clock_offset_s"]}, f"{node}'s clock is {seconds:g} s off (chrony)"
+
+
+def _u_clock_off(rack, spec, node, target, undo):
+    _model_edit(rack, node, lambda m: m.update(clock_offset_s=undo["offset"]))
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
@@ -458,5 +609,11 @@ _PLANT_AND_UNDO = {
     # changes a change-control snapshot must see (not faults of the hardware)
     "address-moved": (_p_address_moved, _u_address_moved), "netplan-mode": (_p_netplan_mode, _u_netplan_mode),
     "hosts-edited": (_p_hosts_edited, _u_hosts_edited),
+    # step 9
+    "slurmd-down": (_p_slurmd_down, _u_slurmd_down), "node-drained": (_p_node_drained, _u_node_drained),
+    "holder-sudo": (_p_holder_sudo, _u_holder_sudo), "home-open": (_p_home_open, _u_home_open),
+    "job-no-time-limit": (_p_job_no_limit, _u_job_no_limit), "overlapping-reservation": (_p_overlap, _u_overlap),
+    "forwarding-on": (_p_forwarding, _u_forwarding), "open-listener": (_p_open_listener, _u_open_listener),
+    "clock-off": (_p_clock_off, _u_clock_off),
 }
 KINDS = tuple(_PLANT_AND_UNDO)

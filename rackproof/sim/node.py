@@ -24,8 +24,9 @@ SSHD = "/usr/sbin/sshd"
 PY = "/usr/bin/python3"     # the system Python: readable by the node's user, stdlib only
 
 
-def host_ids() -> tuple[int, int]:
-    """A uid/gid for the login user that no account on the host uses."""
+def host_ids(count: int = 1) -> list[int]:
+    """uids (each its own group's gid too) that no account or group on the host uses: the
+    login user's first, then the slice holders'."""
     used_uids = {p.pw_uid for p in pwd.getpwall()}
     used_gids = set()
     try:
@@ -35,10 +36,12 @@ def host_ids() -> tuple[int, int]:
                 used_gids.add(int(parts[2]))
     except OSError:
         pass
-    uid = 1000
-    while uid in used_uids or uid in used_gids:
+    free, uid = [], 1000
+    while len(free) < count:
+        if uid not in used_uids and uid not in used_gids:
+            free.append(uid)
         uid += 1
-    return uid, uid
+    return free
 
 
 def nsenter(pid: int, *cmd: str, pidns: bool = True) -> list[str]:
@@ -79,12 +82,14 @@ def user_env(state: RackState, extra: dict | None = None) -> dict:
 
 
 class Node:
-    def __init__(self, profile: Profile, spec: NodeSpec, state: RackState, ns: str, uid: int):
+    def __init__(self, profile: Profile, spec: NodeSpec, state: RackState, ns: str, uid: int,
+                 holders: dict[str, int] | None = None):
         self.p = profile
         self.spec = spec
         self.s = state
         self.ns = ns
         self.uid = uid
+        self.holders = holders or {}     # slice holders' logins -> uid (the same on every node)
         self.dir = state.node_dir(spec.name)
         self.home = self.dir / "home" / USER
         self.pid: int | None = None          # the node's init (PID 1 inside)
@@ -103,7 +108,7 @@ class Node:
         write(up / "hosts", "\n".join(["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback",
                                        "ff02::1\tip6-allnodes", "ff02::2\tip6-allrouters", ""]
                                       + hosts_lines) + "\n")
-        passwd, group, shadow, gshadow = _accounts(self.uid)
+        passwd, group, shadow, gshadow = _accounts({USER: self.uid, **self.holders})
         write(up / "passwd", passwd)
         write(up / "group", group)
         shadow_gid = _gid("shadow")
@@ -117,9 +122,15 @@ class Node:
         ip = shutil.which("ip") or "/usr/sbin/ip"
         sha256sum = shutil.which("sha256sum") or "/usr/bin/sha256sum"
         grep = shutil.which("grep") or "/usr/bin/grep"
+        # and, for step 9, who may use sudo, every listener with its process, and the slice
+        # holders' jobs as their user managers show them (docs/inventory.md lists the same rule)
+        ss = shutil.which("ss") or "/usr/bin/ss"
         write(up / "sudoers.d" / "rackproof", f"{USER} ALL=(root) NOPASSWD: {ip} link set dev * down, "
               f"{ip} link set dev * up, {sha256sum} -- /etc/netplan/*, "
-              f"{sha256sum} -- /etc/NetworkManager/system-connections/*, {grep} -q -E * -- /etc/netplan/*\n",
+              f"{sha256sum} -- /etc/NetworkManager/system-connections/*, {grep} -q -E * -- /etc/netplan/*, "
+              f"{ss} -Hltnup, /usr/local/bin/systemctl --user -M *@ show *\n"
+              # `sudo -l -U LOGIN` runs `list` as LOGIN
+              f"{USER} ALL=(ALL) NOPASSWD: list\n",
               0o440, 0, 0)
         if self.spec.platform == "thor":
             # as a JetPack image ships it: NetworkManager renders every interface (nmcli connections)
@@ -142,6 +153,13 @@ class Node:
         _chown_tree(self.home, self.uid)
         os.chmod(self.home, 0o750)
         os.chmod(self.home / ".ssh", 0o700)
+        # a slice holder's home: theirs alone (mode 700), as the chapter asks
+        for login, uid in self.holders.items():
+            home = self.dir / "home" / login
+            home.mkdir(parents=True, exist_ok=True)
+            write(home / ".profile", "[ -f ~/.bashrc ] && . ~/.bashrc\n")
+            _chown_tree(home, uid)
+            os.chmod(home, 0o700)
 
     def write_release(self, release: dict) -> None:
         up = self.dir / "etc.upper"
@@ -260,18 +278,24 @@ class Node:
         run(nsenter(self.pid, "/bin/sh", "-c", self.mount_script(), pidns=False), timeout=15)
 
     def start_sshd(self) -> int:
-        log = open(self.dir / "sshd" / "sshd.log", "ab")
-        proc = subprocess.Popen(
-            nsenter(self.pid, SSHD, "-D", "-f", str(self.dir / "sshd" / "sshd_config"),
-                    "-E", str(self.dir / "sshd" / "sshd.log")),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        log.close()
-        return child_of(proc.pid, f"sshd on {self.spec.name}")
+        return self.spawn([SSHD, "-D", "-f", str(self.dir / "sshd" / "sshd_config"),
+                           "-E", str(self.dir / "sshd" / "sshd.log")], self.dir / "sshd" / "sshd.log")
 
-    def spawn_user(self, cmd: list[str], log_name: str, env_extra: dict | None = None) -> int:
-        """Start a long-running process as the login user inside the node."""
+    def spawn(self, cmd: list[str], log_path: Path) -> int:
+        """Start a daemon (in the foreground) inside the node's namespaces, PID namespace
+        included, so it ends with the node; returns its pid."""
+        log = open(log_path, "ab")
+        proc = subprocess.Popen(nsenter(self.pid, *cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
+        log.close()
+        return child_of(proc.pid, f"{Path(cmd[0]).name} on {self.spec.name}")
+
+    def spawn_user(self, cmd: list[str], log_name: str, env_extra: dict | None = None, login: str | None = None) -> int:
+        """Start a long-running process as the login user (or a slice holder) inside the node."""
         log = open(self.dir / "log" / log_name, "ab")
-        proc = subprocess.Popen(as_user(self.pid, self.uid, *cmd), env=user_env(self.s, env_extra),
+        uid = self.holders[login] if login else self.uid
+        env = user_env(self.s, env_extra) | ({"HOME": f"/home/{login}", "USER": login, "LOGNAME": login} if login else {})
+        proc = subprocess.Popen(as_user(self.pid, uid, *cmd), env=env,
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         log.close()
         return child_of(proc.pid, f"{cmd[0]} on {self.spec.name}")
@@ -292,16 +316,19 @@ def _gid(name: str) -> int:
     return 0
 
 
-def _accounts(uid: int) -> tuple[str, str, str, str]:
+def _accounts(logins: dict[str, int]) -> tuple[str, str, str, str]:
     """The node's passwd/group/shadow/gshadow: the host's system accounts (names and ids, no
-    password hashes) plus the login user. Password fields are `*` (no password login, but not
-    locked: sshd with UsePAM no refuses accounts locked with `!`)."""
-    passwd_lines = [line for line in Path("/etc/passwd").read_text().splitlines()
-                    if line and not line.startswith(f"{USER}:")]
-    group_lines = [line for line in Path("/etc/group").read_text().splitlines()
-                   if line and not line.startswith(f"{USER}:")]
-    passwd_lines.append(f"{USER}:x:{uid}:{uid}:{USER},,,:/home/{USER}:/bin/bash")
-    group_lines.append(f"{USER}:x:{uid}:")
+    password hashes) plus the logins (the login user, the slice holders), each with its own
+    group. Password fields are `*` (no password login, but not locked: sshd with UsePAM no
+    refuses accounts locked with `!`)."""
+    def ours(line: str) -> bool:
+        return line.split(":", 1)[0] in logins
+
+    passwd_lines = [line for line in Path("/etc/passwd").read_text().splitlines() if line and not ours(line)]
+    group_lines = [line for line in Path("/etc/group").read_text().splitlines() if line and not ours(line)]
+    for login, uid in logins.items():
+        passwd_lines.append(f"{login}:x:{uid}:{uid}:{login},,,:/home/{login}:/bin/bash")
+        group_lines.append(f"{login}:x:{uid}:")
     shadow = [f"{line.split(':')[0]}:*:20000:0:99999:7:::" for line in passwd_lines]
     gshadow = [f"{line.split(':')[0]}:*::" for line in group_lines]
     return ("\n".join(passwd_lines) + "\n", "\n".join(group_lines) + "\n",

@@ -157,6 +157,36 @@ class EngineSpec:
 
 
 @dataclass
+class JobSpec:
+    """A slice holder's job started with `systemd-run --user` (the chapter's step 9): a real
+    process of that login on the node, and the unit its user manager would show."""
+    node: str
+    person: str
+    unit: str                      # "finetune.service"
+    runtime_max: str | None        # "6h"; None: started without -p RuntimeMaxSec
+
+
+@dataclass
+class Reservation:
+    """A row of the shared calendar, in hours from the moment the rack comes up."""
+    person: str
+    node: str
+    start_h: float
+    end_h: float
+
+
+@dataclass
+class Sharing:
+    """Step 9: who holds slices, their reservations and jobs, and the Slurm controller."""
+    holders: list[str]
+    reservations: list[Reservation]
+    jobs: list[JobSpec]
+    slurm_controller: str
+    partition: str = "thor"
+    max_time: str = "8:00:00"
+
+
+@dataclass
 class Profile:
     name: str
     cluster_name: str
@@ -174,6 +204,7 @@ class Profile:
     roce_gbps_per_link: float = 0.0
     nccl_busbw_gbs: float = 0.0
     step_note: str = ""
+    sharing: Sharing | None = None
 
     def node(self, name: str) -> NodeSpec:
         for n in self.nodes:
@@ -227,9 +258,19 @@ def thor5() -> Profile:
         EngineSpec("gemma-3-12b", "thor-3", 8081, host="thor-3", listen="10.10.0.13", tokens_per_s=28.0,
                    tokens_per_s_floor=20.0),
     ]
+    # figure 29.6: Mira holds thor-3 this morning and Kofi after her, Ms. Rao's class has thor-4,
+    # Yuki draws on thor-5 later; a running job of each holder whose window is open
+    sharing = Sharing(
+        holders=["mira", "kofi", "rao", "yuki"],
+        reservations=[Reservation("mira", "thor-3", -1, 5), Reservation("kofi", "thor-3", 6, 11),
+                      Reservation("rao", "thor-4", -2, 6), Reservation("yuki", "thor-5", 1, 4)],
+        jobs=[JobSpec("thor-3", "mira", "finetune.service", "6h"),
+              JobSpec("thor-4", "rao", "class-notebook.service", "8h")],
+        slurm_controller="thor-1")
     return _thor_profile(
-        "thor5", "thor-shelf", nodes, engines,
-        description="five Jetson AGX Thors, four 25 GbE lanes each bonded (802.3ad, layer3+4), agent on thor-1")
+        "thor5", "thor-shelf", nodes, engines, sharing=sharing,
+        description="five Jetson AGX Thors, four 25 GbE lanes each bonded (802.3ad, layer3+4), agent on thor-1, "
+                    "Slurm (controller on thor-1) and four slice holders")
 
 
 def thor2() -> Profile:
@@ -281,6 +322,14 @@ THOR_LANE_MODES = ["10000baseT/Full", "25000baseCR/Full", "25000baseSR/Full"]
 SPARK_CX7_MODES = ["100000baseCR4/Full", "200000baseCR4/Full", "200000baseSR4/Full"]
 
 
+def _jobs_on(profile: Profile, node: str) -> dict[str, list[dict]]:
+    jobs: dict[str, list[dict]] = {}
+    for j in profile.sharing.jobs if profile.sharing else []:
+        if j.node == node:
+            jobs.setdefault(j.person, []).append({"unit": j.unit, "runtime_max": j.runtime_max})
+    return jobs
+
+
 def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
     """The per-node state file: everything a namespace cannot have."""
     ifaces: dict[str, dict] = {}
@@ -328,6 +377,10 @@ def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
         "roce_gbps": profile.roce_gbps_per_link,
         "nccl_busbw_gbs": profile.nccl_busbw_gbs,
         "scale": SCALE,
+        # what a namespace cannot have: a slice holder's user manager (its transient units) and
+        # chrony's view of the clock
+        "user_jobs": _jobs_on(profile, node.name),
+        "clock_offset_s": -0.000004211,
     }
     if node.bond_lanes:
         model["bond"] = {"name": "bond0", "lanes": list(node.bond_lanes), "mode": "802.3ad",

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import secrets
 import shutil
@@ -17,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import tomltext
-from . import netns, node as nodemod
+from . import netns, node as nodemod, slurm
 from .bond import bonding_view
 from .netns import Topology, mac
 from .profiles import MGMT_NET, SCALE, USER, Profile, get_profile, node_model
@@ -81,7 +82,8 @@ class Rack:
 
     def node(self, name: str) -> nodemod.Node:
         spec = self.node_spec(name)
-        n = nodemod.Node(self.profile, spec, self.state, self.topo.node_ns(name), self.record["uid"])
+        n = nodemod.Node(self.profile, spec, self.state, self.topo.node_ns(name), self.record["uid"],
+                         self.record.get("holders", {}))
         n.pid = self.record["nodes"][name]["holder"]
         if not pid_alive(n.pid):
             raise SimError(f"{name}'s namespaces are gone (its holder process {n.pid} died): "
@@ -138,8 +140,10 @@ class Rack:
 
     def _build(self, log) -> None:
         p, s, topo = self.profile, self.state, self.topo
-        uid, _ = nodemod.host_ids()
+        holders = p.sharing.holders if p.sharing else []
+        uid, *holder_uids = nodemod.host_ids(1 + len(holders))
         self.record["uid"] = uid
+        self.record["holders"] = dict(zip(holders, holder_uids))
         self._copy_lib()
         log("networks")
         topo.create()
@@ -151,11 +155,15 @@ class Rack:
         bench_key.parent.mkdir(parents=True, exist_ok=True)
         run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"rackproof-bench@{self.name}", "-f", str(bench_key)])
         bench_pub = bench_key.with_suffix(".pub").read_text().strip()
-        nodes = {spec.name: nodemod.Node(p, spec, s, topo.node_ns(spec.name), uid) for spec in p.nodes}
+        nodes = {spec.name: nodemod.Node(p, spec, s, topo.node_ns(spec.name), uid, self.record["holders"])
+                 for spec in p.nodes}
+        munge_key = slurm.new_key() if p.sharing else b""
         hosts_lines = [f"{spec.cluster_ip} {spec.name}" for spec in p.nodes if spec.cluster_ip]
 
         def prep(n: nodemod.Node) -> str:
             n.prepare(hosts_lines, p.release)
+            if p.sharing:
+                slurm.write_files(p, n.dir, munge_key)
             s.save_model(n.spec.name, node_model(p, n.spec, lambda ifname, spec=n.spec: mac(p, spec, ifname)))
             self._write_standins(n)
             return n.keygen()
@@ -192,6 +200,14 @@ class Rack:
         for n in nodes.values():
             self.record["nodes"][n.spec.name]["sshd"] = n.start_sshd()
         self.state.save(self.record)
+
+        if p.sharing:
+            log("munge and Slurm")
+            slurm.start(p, nodes, self.record)
+            for job in p.sharing.jobs:
+                self.record["nodes"][job.node].setdefault("jobs", {})[job.unit] = nodes[job.node].spawn_user(
+                    ["sleep", "infinity"], f"job-{job.person}-{job.unit}.log", login=job.person)
+            self.state.save(self.record)
 
         # bond views and the monitor
         if p.bonded:
@@ -583,6 +599,18 @@ def inventory_toml(p: Profile, s: RackState) -> str:
             for c in cabled:
                 out.append("    " + tomltext.value({"name": c.name, "rdma_device": c.rdma_device, "address": c.address}) + ",")
             out.append("]")
+    if p.sharing:
+        sharing = p.sharing
+        out += ["", "[slurm]", f"controller = {tomltext.value(sharing.slurm_controller)}",
+                f"partition = {tomltext.value(sharing.partition)}",
+                "", "# the shared calendar, in hours around the moment the rack came up (rounded down to the minute)",
+                "[slices]", f"holders = {tomltext.value(sharing.holders)}", "reservations = ["]
+        at = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
+        for r in sharing.reservations:
+            out.append("    " + tomltext.value({"person": r.person, "node": r.node,
+                                                "start": at + datetime.timedelta(hours=r.start_h),
+                                                "end": at + datetime.timedelta(hours=r.end_h)}) + ",")
+        out.append("]")
     if p.agent_node:
         out += ["", "[agent]", f"node = {tomltext.value(p.agent_node)}", f"listen = {tomltext.value(p.agent_listen)}",
                 f"key_file = {tomltext.value(str(s.agent_key))}"]

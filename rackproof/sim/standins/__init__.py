@@ -26,11 +26,13 @@ TOOLS = {
     "mpirun": "nccl",
     "all_gather_perf": "nccl",
     "all_reduce_perf": "nccl",
+    "systemctl": "sharing",
+    "chronyc": "sharing",
 }
 
-THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "dpkg-query"]
+THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "dpkg-query", "systemctl", "chronyc"]
 SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "nvidia-smi", "dpkg-query", "mpirun",
-               "all_gather_perf", "all_reduce_perf"]
+               "all_gather_perf", "all_reduce_perf", "chronyc"]
 
 
 def model() -> dict:

@@ -1,0 +1,137 @@
+"""Slurm and munge, as the chapter's step 9 uses them: `scontrol ping` (does this node reach
+the controller), `sinfo` (every node's state and the reason Slurm gives), the partition's
+limits (`scontrol show partition -o`), a real one-node job (`srun ... hostname`), and a munge
+credential made on one node and decoded on another (`unmunge`).
+
+Formats are those of Slurm 22.05 and munge 0.5 as Debian ships them (selftests/samples/slurm).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+from rackproof.probe import Probe
+
+TOOL = "slurm"
+MUNGE_TTL_S = 300   # munge's default credential lifetime: a clock further off than this breaks every credential
+
+# "Slurmctld(primary) at thor-1 is UP"; a backup controller adds a second line
+_PING = re.compile(r"Slurmctld\((?P<role>[a-z]+)\) at (?P<host>\S+) is (?P<state>UP|DOWN)")
+
+
+@dataclass(frozen=True)
+class Controller:
+    role: str        # "primary", "backup"
+    host: str
+    up: bool
+
+
+def parse_scontrol_ping(text: str) -> tuple[Controller, ...]:
+    found = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = _PING.fullmatch(line.strip())
+        if not match:
+            raise ParseError(TOOL, f"not a `scontrol ping` line: {line[:200]!r}", text)
+        found.append(Controller(match["role"], match["host"], match["state"] == "UP"))
+    if not found:
+        raise ParseError(TOOL, "`scontrol ping` printed no controller", text)
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class NodeState:
+    state: str           # sinfo's long form: "idle", "allocated", "drained", "down*", ...
+    reason: str | None   # what the admin or slurmctld wrote, None when sinfo says "none"
+
+    @property
+    def base(self) -> str:
+        """The state without sinfo's flags: "*" not responding, "~" powered off, "#" powering
+        up, "!" powering down, "%" powering down, "$" maintenance reservation, "@" reboot."""
+        return self.state.rstrip("*~#!%$@^-")
+
+    @property
+    def responding(self) -> bool:
+        return not self.state.endswith("*")
+
+
+# the states in which the node takes a new job (sinfo(1), NODE STATE CODES)
+TAKES_JOBS = frozenset({"idle", "mixed", "allocated", "completing", "planned"})
+
+SEP = "|"
+
+
+def parse_sinfo_nodes(text: str) -> dict[str, NodeState]:
+    """`sinfo -h -N -o '%N|%T|%E'`: node -> its state and reason. A node in two partitions
+    is listed twice with the same state; the first row is kept."""
+    nodes: dict[str, NodeState] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parts = line.split(SEP, 2)
+        if len(parts) != 3 or not parts[0] or not re.fullmatch(r"[a-z_]+[*~#!%$@^-]*", parts[1].strip()):
+            raise ParseError(TOOL, f"not a `sinfo -o '%N|%T|%E'` row: {line[:200]!r}", text)
+        reason = parts[2].strip()
+        nodes.setdefault(parts[0].strip(), NodeState(parts[1].strip(), None if reason in ("", "none") else reason))
+    return nodes
+
+
+def parse_partition(text: str) -> dict[str, str]:
+    """`scontrol show partition -o NAME`: its KEY=VALUE settings (values have no spaces,
+    except TRES's list, which has none either)."""
+    line = text.strip()
+    if "\n" in line or not line.startswith("PartitionName="):
+        raise ParseError(TOOL, "not one `scontrol show partition -o` line", text)
+    settings = {}
+    for field in line.split():
+        key, sep, value = field.partition("=")
+        if not sep:
+            raise ParseError(TOOL, f"not KEY=VALUE: {field[:100]!r}", text)
+        settings[key] = value
+    return settings
+
+
+@dataclass(frozen=True)
+class MungeDecode:
+    status: str             # "Success (0)", "Expired credential (15)", "Invalid credential (5)", ...
+    encode_host: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.status.startswith("Success")
+
+
+def parse_unmunge(text: str) -> MungeDecode:
+    """unmunge's metadata: `STATUS:          Success (0)`, `ENCODE_HOST:     thor-1 (10.10.0.11)`."""
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.isupper():
+            fields.setdefault(key, value.strip())
+    if "STATUS" not in fields:
+        raise ParseError(TOOL, "unmunge printed no STATUS line", text)
+    host = fields.get("ENCODE_HOST")
+    return MungeDecode(fields["STATUS"], host.split()[0] if host else None)
+
+
+SCONTROL_PING = Probe("scontrol ping", "whether this node reaches the Slurm controller", "scontrol ping",
+                      parse_scontrol_ping, ok_exit=(0, 1))
+SINFO_NODES = Probe("sinfo", "every Slurm node's state and the reason Slurm gives",
+                    f"sinfo -h -N -o '%N{SEP}%T{SEP}%E'", parse_sinfo_nodes)
+PARTITION = Probe("scontrol show partition", "a Slurm partition's limits (MaxTime)",
+                  "scontrol show partition -o {partition}", parse_partition)
+# --immediate: a job that cannot start now is refused instead of waiting in the queue
+SRUN_HOSTNAME = Probe("srun", "a real one-node job on NODE (it answers with the node's name)",
+                      "srun --immediate={seconds} -N1 --exclusive -w {node} -t 1 hostname",
+                      timeout=60)
+# unmunge exits with munge's error code (15: expired, 17: rewound, ...) after printing STATUS;
+# no STATUS (ssh failed) is unreadable, and the failure shows what was printed
+_ANY_EXIT = tuple(range(256))
+MUNGE_TO = Probe("munge | ssh PEER unmunge", "a munge credential made here decoded on PEER",
+                 "munge -n | ssh -o BatchMode=yes -o ConnectTimeout={seconds} {peer} unmunge 2>&1",
+                 parse_unmunge, ok_exit=_ANY_EXIT)
+MUNGE_HERE = Probe("munge | unmunge", "a munge credential made and decoded on this node",
+                   "munge -n | unmunge 2>&1", parse_unmunge, ok_exit=_ANY_EXIT)

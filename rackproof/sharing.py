@@ -1,0 +1,87 @@
+"""The chapter's rules for sharing the shelf (step 9) as data the checks judge by: whole-node
+slices from a calendar, a time limit on every job, Slurm when the calendar is not enough, and
+a cluster network that stays closed (the Spark guide's security notes).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from itertools import combinations
+
+from .inventory import ClusterAtStep, Reservation
+from .probes.sockets import Listener, scope
+from .probes.systemd import UNLIMITED, UserUnit
+
+# what may listen on a cluster address or on every address without being named in
+# [closed_network] allow: sshd, Slurm's daemons, and the suite's own short-lived servers
+# (iperf3, the measurement's ib_write_bw, srun's I/O port during a job)
+ALWAYS_ALLOWED = ("sshd", "slurmctld", "slurmd", "slurmstepd", "srun", "iperf3", "ib_write_bw")
+
+
+@dataclass(frozen=True)
+class Overlap:
+    first: Reservation
+    second: Reservation
+
+    def __str__(self) -> str:
+        return (f"{self.first.person} ({_span(self.first)}) and {self.second.person} ({_span(self.second)}) "
+                f"both hold {self.first.node}")
+
+
+def _span(r: Reservation) -> str:
+    return f"{r.start.isoformat(timespec='minutes')} to {r.end.isoformat(timespec='minutes')}"
+
+
+def overlaps(reservations: list[Reservation]) -> list[Overlap]:
+    """Every two reservations of one node whose windows share a moment (an end at another's
+    start is a hand-over, not an overlap)."""
+    by_node: dict[str, list[Reservation]] = {}
+    for r in reservations:
+        by_node.setdefault(r.node, []).append(r)
+    found = []
+    for node_reservations in by_node.values():
+        ordered = sorted(node_reservations, key=lambda r: r.start)
+        for a, b in combinations(ordered, 2):
+            if b.start < a.end:
+                found.append(Overlap(a, b))
+    return found
+
+
+def holder_now(reservations: list[Reservation], node: str, now: datetime.datetime) -> Reservation | None:
+    """The reservation whose window is open on the node at `now`."""
+    return next((r for r in reservations if r.node == node and r.start <= now < r.end), None)
+
+
+def without_time_limit(units: tuple[UserUnit, ...]) -> list[str]:
+    """The running jobs (systemd-run's transient services) that nothing will stop."""
+    return [u.id for u in units if u.running_job and u.runtime_max == UNLIMITED]
+
+
+def allowed_programs(cluster: ClusterAtStep) -> dict[str, set[int] | None]:
+    """program -> the ports it may listen on openly (None: any port)."""
+    allowed: dict[str, set[int] | None] = {name: None for name in ALWAYS_ALLOWED}
+    for rule in cluster.closed_network.allow:
+        if rule.port is None or allowed.get(rule.command, set()) is None:
+            allowed[rule.command] = None
+        else:
+            allowed.setdefault(rule.command, set()).add(rule.port)
+    return allowed
+
+
+def unexpected_listeners(listeners: tuple[Listener, ...], cluster_addresses: set[str], engine_ports: set[int],
+                         allowed: dict[str, set[int] | None]) -> list[Listener]:
+    """Listeners on every address or on a cluster address that no rule allows. An engine's
+    or the agent's own port is allowed on the cluster address (the guide wants engines there)."""
+    unexpected = []
+    for listener in listeners:
+        where = scope(listener.local_address)
+        if where == "loopback" or (where == "specific" and listener.local_address not in cluster_addresses):
+            continue
+        ports = allowed.get(listener.process or "", set())
+        if ports is None or listener.port in ports:
+            continue
+        if where == "specific" and listener.port in engine_ports:
+            continue
+        unexpected.append(listener)
+    return unexpected

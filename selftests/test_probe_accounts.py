@@ -1,0 +1,34 @@
+"""rackproof.probes.accounts against getent_passwd_local_debian12_*.txt (`getent passwd root`,
+`getent passwd munge` on the dev machine, glibc 2.36) and ps_eo_user_pid_comm_sim_thor3_holder_job.txt
+(`ps -eo user:32=,pid=,comm=` on the simulated thor-3, procps-ng 4.0.2, with mira's job running)."""
+
+from pathlib import Path
+
+import pytest
+
+from rackproof.probes import ParseError
+from rackproof.probes.accounts import parse_passwd, parse_processes
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def test_an_account():
+    account = parse_passwd((SAMPLES / "getent_passwd_local_debian12_munge.txt").read_text())
+    assert (account.login, account.uid, account.home) == ("munge", 104, "/nonexistent")
+
+
+def test_no_account():
+    assert parse_passwd("") is None
+
+
+def test_whose_processes():
+    rows = parse_processes((SAMPLES / "ps_eo_user_pid_comm_sim_thor3_holder_job.txt").read_text())
+    assert ("mira", "sleep") in {(p.user, p.command) for p in rows}
+    assert {p.user for p in rows} == {"root", "munge", "mira", "nvidia"}
+
+
+@pytest.mark.parametrize("parse, text", [(parse_passwd, "root:x:0:0\n"), (parse_passwd, "a:x:b:0::/h:/s\n"),
+                                         (parse_processes, "root\n"), (parse_processes, "root pid sshd\n")])
+def test_unreadable(parse, text):
+    with pytest.raises(ParseError):
+        parse(text)

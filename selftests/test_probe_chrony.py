@@ -1,0 +1,36 @@
+"""rackproof.probes.chrony against chronyc_tracking_chronyc_manual_example.txt: the `chronyc
+tracking` example of chrony's own manual (doc/chronyc.adoc, mlichvar/chrony at 8f2db83), whose
+"System time" line client.c prints as "%.9O of NTP time" (an absolute value, then slow or fast)."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from rackproof.probes import ParseError
+from rackproof.probes.chrony import parse_tracking, render_tracking
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def test_the_manuals_example():
+    tracking = parse_tracking((SAMPLES / "chronyc_tracking_chronyc_manual_example.txt").read_text())
+    assert tracking.offset_s == pytest.approx(-0.000006523)
+    assert tracking.synchronised and tracking.reference == "CB00710F (ntp1.example.net)"
+
+
+def test_not_synchronised():
+    text = "System time     : 0.000000000 seconds slow of NTP time\nLeap status     : Not synchronised\n"
+    assert not parse_tracking(text).synchronised
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6).filter(lambda x: abs(x) > 1e-9))
+def test_the_stand_ins_rendering_reads_back(offset):
+    assert parse_tracking(render_tracking(offset, "C0A84D01 (192.168.77.1)")).offset_s == pytest.approx(offset, abs=1e-9)
+
+
+@pytest.mark.parametrize("text", ["", "System time     : soon\nLeap status     : Normal\n",
+                                  "System time     : 1.0 seconds slow of NTP time\n"])
+def test_unreadable(text):
+    with pytest.raises(ParseError):
+        parse_tracking(text)

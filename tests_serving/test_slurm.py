@@ -1,0 +1,70 @@
+"""Step 9: "Add Slurm when the calendar is no longer enough." One Thor runs the controller,
+every Thor runs slurmd; each node answers the controller, takes a real job, shares munge's
+key and a clock with the others, and the partition ends a job that gives no --time."""
+
+import pytest
+
+from rackproof.capabilities import SCHEDULED_JOBS
+from rackproof.failure import Failure
+from rackproof.probes.chrony import TRACKING
+from rackproof.probes.slurm import MUNGE_HERE, MUNGE_TO, MUNGE_TTL_S, PARTITION, SCONTROL_PING, SINFO_NODES, \
+    SRUN_HOSTNAME, TAKES_JOBS
+
+pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capability(SCHEDULED_JOBS)]
+
+
+def test_node_reaches_the_controller(node, inventory):
+    controllers = node.read(SCONTROL_PING)
+    if not any(c.up for c in controllers):
+        raise Failure(node.name, "scontrol ping", "the controller UP",
+                      "; ".join(f"{c.role} {c.host} {'UP' if c.up else 'DOWN'}" for c in controllers),
+                      f"slurmctld not running on {inventory.slurm.controller}, or its port 6817 closed to {node.name}")
+
+
+def test_node_takes_jobs(node, hosts, inventory):
+    controller = hosts[inventory.slurm.controller]
+    state = controller.read(SINFO_NODES).get(node.name)
+    if state is None:
+        raise Failure(node.name, "not a node of Slurm (sinfo does not list it)",
+                      cause=f"add NodeName={node.name} to slurm.conf on every node and restart slurmctld")
+    if not state.responding or state.base not in TAKES_JOBS:
+        reason = f", reason: {state.reason}" if state.reason else ""
+        raise Failure(node.name, "Slurm node state", "idle, mixed or allocated", f"{state.state}{reason}",
+                      "slurmd not running or not registered (not responding: *), or the node drained; "
+                      f"`sudo scontrol update nodename={node.name} state=resume` once it is fixed")
+    result = controller.run(SRUN_HOSTNAME, seconds=10, node=node.name)
+    if not result.ok or result.stdout.strip() != node.name:
+        raise Failure(node.name, f"a one-node job (srun -w {node.name} hostname, from {controller.name})",
+                      node.name, f"exit {result.exit_status}: {(result.stdout + result.stderr).strip() or '(nothing)'}",
+                      "slurmd on the node not reachable from the controller (port 6818), or the job's user missing "
+                      "there")
+
+
+def test_partition_has_a_time_limit(every_node, hosts, inventory):
+    partition = hosts[inventory.slurm.controller].read(PARTITION, partition=inventory.slurm.partition)
+    if partition.get("MaxTime", "UNLIMITED") == "UNLIMITED":
+        raise Failure(f"partition {inventory.slurm.partition}", "MaxTime", "a time limit", "UNLIMITED",
+                      "a job submitted without --time never ends: set MaxTime= on the PartitionName line of "
+                      "slurm.conf (and DefaultTime=)")
+
+
+def test_munge_credentials_decode_on_the_controller(node, inventory):
+    controller = inventory.slurm.controller
+    decoded = (node.read(MUNGE_HERE) if node.name == controller else
+               node.read(MUNGE_TO, seconds=f"{inventory.ssh.connect_timeout:g}", peer=controller))
+    if not decoded.ok:
+        raise Failure(node.name, f"a munge credential made on {node.name}, decoded on {controller}", "Success (0)",
+                      decoded.status, "munge.key differs between the nodes (copy the controller's "
+                      "/etc/munge/munge.key, mode 400, owner munge), or munged stopped, or the clocks disagree")
+
+
+def test_clock_within_munges_limit(node):
+    tracking = node.read(TRACKING)
+    if not tracking.synchronised or abs(tracking.offset_s) >= MUNGE_TTL_S:
+        raise Failure(node.name, "clock against NTP time (chronyc tracking)",
+                      f"synchronised, within {MUNGE_TTL_S} s (munge's credential lifetime)",
+                      f"{tracking.offset_s:+.3f} s, leap status {tracking.leap_status}",
+                      ("chrony has no reachable time source" if not tracking.synchronised else
+                       "the clock was set by hand or chrony follows another source than the other nodes "
+                       "(`chronyc sources`; `sudo chronyc makestep`)")
+                      + ": this node's munge credentials expire or are rewound elsewhere, and Slurm refuses its jobs")

@@ -1,0 +1,82 @@
+"""Step 9, "Time slices" and "A calendar and a time limit": a slice is a whole Thor for a
+window of time. Reservations do not overlap and name logins that exist; during a window only
+its holder runs there; every job carries RuntimeMaxSec; nobody who holds a slice has sudo;
+each home is the holder's alone (mode 700)."""
+
+import datetime
+
+import pytest
+
+from rackproof import sharing
+from rackproof.capabilities import PRIVATE_SLICES
+from rackproof.failure import Failure
+from rackproof.probes.accounts import PASSWD, PROCESSES
+from rackproof.probes.netplan import MODE_OWNER
+from rackproof.probes.sudo import SUDO_RULES
+from rackproof.probes.systemd import USER_JOBS
+
+pytestmark = [pytest.mark.step(9), pytest.mark.needs("slices"), pytest.mark.capability(PRIVATE_SLICES)]
+
+
+def test_reservations_do_not_overlap(every_node, inventory):
+    found = sharing.overlaps(inventory.slices.reservations)
+    if found:
+        raise Failure("calendar", f"{len(found)} overlapping reservation{'s' * (len(found) != 1)}: "
+                      + "; ".join(map(str, found)),
+                      cause="a node is one person's at a time: move one of the windows")
+
+
+def test_holders_have_logins(node, inventory):
+    accounts = node.read_each(PASSWD, inventory.slices.holders)
+    missing = [login for login, account in accounts.items() if account is None]
+    if missing:
+        reserved = sorted({r.person for r in inventory.slices.reservations if r.node == node.name} & set(missing))
+        raise Failure(node.name, f"no login for {', '.join(missing)}"
+                      + (f" (reserved here: {', '.join(reserved)})" if reserved else ""),
+                      cause="each slice holder needs a login of their own on every node (sudo adduser NAME)")
+
+
+def test_only_the_holder_runs_during_a_window(node, inventory):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    holder = sharing.holder_now(inventory.slices.reservations, node.name, now)
+    others = [p for p in node.read(PROCESSES) if p.user in inventory.slices.holders
+              and (holder is None or p.user != holder.person)]
+    if holder and others:
+        raise Failure(node.name, f"{holder.person} holds the node until {holder.end.isoformat(timespec='minutes')}, "
+                      "and other slice holders' processes run there: "
+                      + ", ".join(f"{p.user} (pid {p.pid}, {p.command})" for p in others),
+                      cause="a job that outlived its window (start jobs with RuntimeMaxSec)")
+
+
+def test_every_job_has_a_time_limit(node, inventory):
+    problems = []
+    for login, units in node.read_each(USER_JOBS, inventory.slices.holders).items():
+        problems += [f"{unit} of {login}" for unit in sharing.without_time_limit(units)]
+    if problems:
+        raise Failure(node.name, "running without RuntimeMaxSec: " + ", ".join(problems),
+                      cause="started without a time limit; it outlives its window: "
+                      "systemd-run --user --unit NAME -p RuntimeMaxSec=6h ./job.sh")
+
+
+def test_slice_holders_have_no_sudo(node, inventory):
+    with_sudo = {login: rules for login, rules in node.read_each(SUDO_RULES, inventory.slices.holders).items() if rules}
+    if with_sudo:
+        raise Failure(node.name, "slice holders with sudo: " + "; ".join(
+            f"{login} may run {', '.join(rules)}" for login, rules in with_sudo.items()),
+            cause="a person with sudo can read every file on the node, the previous holder's too: "
+                  "sudo deluser LOGIN sudo (and any rule in /etc/sudoers.d)")
+
+
+def test_homes_are_private(node, inventory):
+    accounts = {login: a for login, a in node.read_each(PASSWD, inventory.slices.holders).items() if a}
+    modes = node.read_each(MODE_OWNER, sorted({a.home for a in accounts.values()}))
+    problems = []
+    for login, account in accounts.items():
+        found = modes[account.home]
+        if found is None:
+            problems.append(f"{login}'s home {account.home} does not exist")
+        elif found.mode != "700" or found.owner != login:
+            problems.append(f"{account.home} is mode {found.mode}, owner {found.owner}")
+    if problems:
+        raise Failure(node.name, "; ".join(problems), cause="a home readable by others shares one holder's files "
+                      "with the next: sudo chmod 700 HOME; sudo chown LOGIN HOME")
