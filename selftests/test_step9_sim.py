@@ -1,0 +1,129 @@
+"""Step 9 on the simulated thor5 (issue 13): a real Slurm (munged, slurmctld on thor-1, slurmd
+on every node), slice holders with real logins, homes and sudoers, and the closed cluster
+network. Healthy, every step-9 check passes and each node answers a real srun; each planted
+fault fails exactly its check, naming the node and the person, unit or port, and takes its
+capability away in the verdict; `--step 8` runs none of them; a Ctrl-C while Slurm starts
+leaves nothing behind.
+
+The faults are planted together, each on its own node or on a part no other touches, so one
+run of the step-9 checks shows that each fails its own check and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rackproof.capabilities import CLOSED_NETWORK, PRIVATE_SLICES, SCHEDULED_JOBS
+from rackproof.plugin.report import INCOMPLETE_EXIT
+from rackproof.sim import faults
+from rackproof.sim.state import RackState
+from selftests.simrack import SimRack, compare, rack_marks, rack_processes, snapshot, unique_name
+from selftests.suite import run_suite
+
+pytestmark = rack_marks()
+
+REPO = Path(__file__).resolve().parents[1]
+STEP_9 = ("tests_serving/test_slurm.py", "tests_ssh/test_slices.py", "tests_network/test_closed_network.py")
+
+# node, fault, its arguments -> the one check it fails, and what the message must name
+FAULTS = [
+    ("thor-2", "slurmd-down", (), "test_node_takes_jobs[thor-2]", ("thor-2", "srun -w thor-2", "Communication")),
+    ("thor-4", "node-drained", ("fan", "replaced"), "test_node_takes_jobs[thor-4]", ("thor-4", "drained",
+                                                                                     "fan replaced")),
+    ("thor-5", "clock-off", (), "test_clock_within_munges_limit[thor-5]", ("thor-5", "+600.000 s")),
+    ("thor-3", "holder-sudo", ("mira",), "test_slice_holders_have_no_sudo[thor-3]", ("thor-3", "mira",
+                                                                                    "(ALL : ALL) ALL")),
+    ("thor-5", "home-open", ("yuki",), "test_homes_are_private[thor-5]", ("thor-5", "/home/yuki", "755")),
+    ("thor-4", "job-no-time-limit", ("rao",), "test_every_job_has_a_time_limit[thor-4]", ("thor-4", "rao",
+                                                                                         "run-u42.service")),
+    ("thor-3", "overlapping-reservation", (), "test_reservations_do_not_overlap[all]", ("mira", "kofi",
+                                                                                       "both hold thor-3")),
+    ("thor-1", "forwarding-on", (), "test_node_does_not_forward[thor-1]", ("thor-1", "bond0",
+                                                                          "net.ipv4.ip_forward = 1")),
+    ("thor-2", "open-listener", ("9999",), "test_nothing_unexpected_listens[thor-2]", ("thor-2", "python3",
+                                                                                      "0.0.0.0:9999")),
+]
+TAKEN_AWAY = {SCHEDULED_JOBS: 3, PRIVATE_SLICES: 4, CLOSED_NETWORK: 2}
+
+
+@pytest.fixture(scope="module")
+def thor5():
+    with SimRack("thor5") as rack:
+        yield rack
+
+
+def results(run) -> dict:
+    return json.loads((run.run_dir / "results.json").read_text())
+
+
+def short(test_id: str) -> str:
+    return test_id.split("::")[-1]
+
+
+def test_healthy_thor5_at_step_9_is_green_and_every_node_answers_a_real_srun(pytester, thor5):
+    run = run_suite(pytester, f"--inventory={thor5.inventory}", "--step", "9", *STEP_9, netns=thor5.rack.topo.bench)
+    assert run.exit_status == INCOMPLETE_EXIT and set(run.outcomes.values()) == {"passed"}, run.output
+    srun = {}
+    for test in results(run)["tests"]:
+        if short(test["id"]).startswith("test_node_takes_jobs["):
+            (answer,) = [e for e in test["evidence"] if e["command"].startswith("srun ")]
+            srun[short(test["id"])] = (answer["node"], answer["stdout"].strip())
+    assert srun == {f"test_node_takes_jobs[thor-{i}]": ("thor-1", f"thor-{i}") for i in range(1, 6)}
+
+
+def test_each_fault_fails_exactly_its_check_and_takes_its_capability_away(pytester, thor5):
+    try:
+        for node, kind, args, _, _ in FAULTS:
+            thor5.fault(node, kind, *args)
+        run = run_suite(pytester, f"--inventory={thor5.inventory}", "--step", "9", *STEP_9,
+                        netns=thor5.rack.topo.bench)
+    finally:
+        faults.heal_all(thor5.rack)
+    failed = {short(t) for t in run.failed}
+    assert failed == {check for _, _, _, check, _ in FAULTS}, run.output
+    messages = {short(t): m for t, m in run.messages.items()}
+    for _, kind, _, check, named in FAULTS:
+        for words in named:
+            assert words in messages[check], (kind, words, messages[check])
+    verdict = results(run)["verdict"]
+    limited = {c["name"]: len(c["why"]) for c in verdict["capabilities"] if c["status"] == "limited"}
+    assert limited == TAKEN_AWAY
+    assert verdict["decision"] == "INCOMPLETE" and "narrowed by test paths" in verdict["summary"]
+
+
+def test_step_8_runs_none_of_them_and_says_so(pytester, thor5):
+    run = run_suite(pytester, f"--inventory={thor5.inventory}", "--step", "8", "tests_ssh", *STEP_9,
+                    netns=thor5.rack.topo.bench)
+    assert run.exit_status == INCOMPLETE_EXIT and run.outcomes and set(run.outcomes.values()) == {"passed"}, run.output
+    assert all(short(t).startswith(("test_passwordless_ssh", "test_same_login")) for t in run.outcomes)
+    scope = {s["check"]: s["reasons"] for s in results(run)["scope"]}
+    for check in ("test_node_takes_jobs", "test_clock_within_munges_limit", "test_homes_are_private",
+                  "test_slice_holders_have_no_sudo", "test_every_job_has_a_time_limit", "test_node_does_not_forward",
+                  "test_nothing_unexpected_listens", "test_password_login_is_off"):
+        assert scope[check] == ["not yet at step 8 (build step 9)"]
+
+
+def test_a_ctrl_c_while_slurm_starts_leaves_nothing_behind():
+    name = unique_name("sl")
+    before = snapshot(name)
+    proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "up", "thor5", "--name", name], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ,
+                                                                                           PYTHONPATH=str(REPO)))
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and proc.poll() is None:     # Ctrl-C once munged runs
+        if any(command.startswith("munged") for _, command in rack_processes(name)):
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the rack came up before munged was seen"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) != 0
+    assert compare(before, snapshot(name)) == []
+    assert not RackState(name).root.exists()
