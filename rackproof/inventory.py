@@ -25,6 +25,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .ics import CalendarError, parse_calendar
 from .safetext import one_line
 
 Platform = Literal["thor", "spark"]
@@ -399,9 +400,11 @@ class Reservation(Model):
 
 
 class Slices(Model):
-    """Who holds whole-node slices (their own logins, no sudo, private homes) and when."""
+    """Who holds whole-node slices (their own logins, no sudo, private homes) and when: the
+    reservations given here and those of the shared calendar's .ics export (read at load)."""
     holders: list[LoginName] = Field(min_length=1, max_length=MAX_HOLDERS)
     reservations: list[Reservation] = Field([], max_length=MAX_RESERVATIONS)
+    calendar: FilePath | None = None
 
 
 class AllowedListener(Model):
@@ -765,7 +768,47 @@ def parse_inventory(text: str, source: str = "cluster.toml") -> Inventory:
         problems = problems[:MAX_PROBLEMS] + [f"... and {len(problems) - MAX_PROBLEMS} more problems"]
     if problems:
         raise InventoryError(source, problems)
+    if inventory.slices and inventory.slices.calendar:
+        inventory = _with_calendar(inventory, source)
     return inventory
+
+
+def _with_calendar(inventory: Inventory, source: str) -> Inventory:
+    """The inventory with the calendar's events added to slices.reservations, each checked as
+    a reservation written in the file would be."""
+    slices = inventory.slices
+    path = Path(slices.calendar).expanduser()
+    label = f"slices.calendar ({slices.calendar})"
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except (OSError, ValueError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else "not a usable path"
+        raise InventoryError(source, [f"{label}: cannot read it: {reason}"]) from None
+    if len(data) > MAX_BYTES:
+        raise InventoryError(source, [f"{label}: larger than {MAX_BYTES >> 20} MiB"])
+    try:
+        rows = parse_calendar(data)
+    except CalendarError as e:
+        raise InventoryError(source, [f"{label}: {e}"]) from None
+    names, problems, added = {n.name for n in inventory.nodes}, [], []
+    for k, row in enumerate(rows):
+        where = f"{label}: event {k + 1} ({row.person} on {row.node})"
+        try:
+            added.append(Reservation(person=row.person, node=row.node, start=row.start, end=row.end))
+        except ValidationError as e:
+            problems.append(f"{where}: {'; '.join(_message(err) for err in e.errors())}")
+            continue
+        if row.node not in names:
+            problems.append(f"{where}: no node named {row.node}")
+        if row.person not in slices.holders:
+            problems.append(f"{where}: {row.person} is not in slices.holders")
+    if len(slices.reservations) + len(added) > MAX_RESERVATIONS:
+        problems.append(f"{label}: more than {MAX_RESERVATIONS} reservations in all")
+    if problems:
+        raise InventoryError(source, problems[:MAX_PROBLEMS])
+    return inventory.model_copy(update={"slices": slices.model_copy(
+        update={"reservations": [*slices.reservations, *added]})})
 
 
 def _decode(raw: bytes) -> str:

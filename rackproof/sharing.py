@@ -48,9 +48,10 @@ def overlaps(reservations: list[Reservation]) -> list[Overlap]:
     return found
 
 
-def holder_now(reservations: list[Reservation], node: str, now: datetime.datetime) -> Reservation | None:
-    """The reservation whose window is open on the node at `now`."""
-    return next((r for r in reservations if r.node == node and r.start <= now < r.end), None)
+def holding_now(reservations: list[Reservation], node: str, now: datetime.datetime) -> list[Reservation]:
+    """The reservations whose window is open on the node at `now`: one, or none; more than one
+    is an overlap, which test_reservations_do_not_overlap reports."""
+    return [r for r in reservations if r.node == node and r.start <= now < r.end]
 
 
 def without_time_limit(units: tuple[UserUnit, ...]) -> list[str]:

@@ -26,7 +26,7 @@ from rackproof import tomltext
 from rackproof.inventory import (Agent, Bond, Cluster, Cx7Interface, Engine, Expect, Inventory, InventoryError, Lane,
                                  Node, SshSettings, Switch, load_inventory, parse_inventory)
 from rackproof.sim.profiles import PROFILES
-from rackproof.sim.rack import inventory_toml
+from rackproof.sim.rack import calendar_ics, inventory_toml
 from rackproof.sim.state import RackState
 from selftests.suite import EXAMPLES, REPLAYS, run_suite
 
@@ -437,10 +437,15 @@ def test_a_utf8_byte_order_mark_is_harmless(tmp_path):
     assert load_inventory(path).cluster.name == "thor-shelf"
 
 
-def test_the_simulated_racks_inventories_and_the_recording_still_load():
-    """What `rackproof sim up` writes, generated without bringing a rack up."""
+def test_the_simulated_racks_inventories_and_the_recording_still_load(tmp_path):
+    """What `rackproof sim up` writes (its inventory, its shared calendar), generated without
+    bringing a rack up."""
     for name, profile in PROFILES.items():
-        text = inventory_toml(profile(), RackState(name, root=Path("/run/rackproof-sim")))
+        state = RackState(name, root=tmp_path)
+        state.root.mkdir()
+        if profile().sharing:
+            state.calendar.write_text(calendar_ics(profile()))
+        text = inventory_toml(profile(), state)
         assert_sane(parse_inventory(text, f"{name} cluster.toml"))
     for recorded in REPLAYS.glob("*/cluster.toml"):
         assert_sane(load_inventory(recorded))

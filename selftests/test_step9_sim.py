@@ -50,8 +50,11 @@ FAULTS = [
                                                                           "net.ipv4.ip_forward = 1")),
     ("thor-2", "open-listener", ("9999",), "test_nothing_unexpected_listens[thor-2]", ("thor-2", "python3",
                                                                                       "0.0.0.0:9999")),
+    ("thor-4", "stray-job", ("kofi",), "test_only_the_holder_runs_during_a_window[thor-4]", ("thor-4", "rao",
+                                                                                            "kofi (pid")),
+    ("thor-1", "login-missing", ("yuki",), "test_holders_have_logins[thor-1]", ("thor-1", "no login for yuki")),
 ]
-TAKEN_AWAY = {SCHEDULED_JOBS: 3, PRIVATE_SLICES: 4, CLOSED_NETWORK: 2}
+TAKEN_AWAY = {SCHEDULED_JOBS: 3, PRIVATE_SLICES: 6, CLOSED_NETWORK: 2}
 
 
 @pytest.fixture(scope="module")

@@ -42,6 +42,8 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   forwarding-on                 net.ipv4.ip_forward=1 on the node
   open-listener [PORT]          a python3 server listens on 0.0.0.0:PORT (default 9999)
   clock-off [SECONDS]           chrony reports the clock SECONDS (default 600) fast
+  stray-job [LOGIN]             a process of a slice holder who does not hold the node now
+  login-missing [LOGIN]         a slice holder's login is deleted on the node (userdel)
 """
 
 

@@ -13,12 +13,14 @@ planted fault is recorded with what heal needs to put back exactly what was ther
 from __future__ import annotations
 
 import copy
+import datetime
 import os
 import shlex
 import signal
 import time
 from pathlib import Path
 
+from .. import tomltext
 from . import node as nodemod, profiles
 from .util import SimError, pid_alive, wait_until
 
@@ -544,23 +546,51 @@ def _u_job_no_limit(rack, spec, node, target, undo):
 
 
 def _p_overlap(rack, spec, node, args):
-    """A second person's row in the calendar over the current holder's window (the inventory's
-    reservations are the calendar)."""
+    """A second person's row in cluster.toml over the current holder's window in the shared
+    calendar: an hour around now."""
     sharing = _sharing(rack, spec)
     current = next((r for r in sharing.reservations if r.node == node and r.start_h <= 0 < r.end_h), None)
     if current is None:
         raise SimError(f"nobody holds {node} now in the calendar")
     other = next(h for h in sharing.holders if h != current.person)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
+    row = tomltext.value({"person": other, "node": node, "start": now - datetime.timedelta(minutes=30),
+                          "end": now + datetime.timedelta(minutes=30)})
     text = rack.state.inventory.read_text()
-    row = text.index(f'{{ person = "{current.person}", node = "{node}"')
-    line = text[row:text.index("\n", row)]
-    rack.state.inventory.write_text(text.replace(line, line + "\n    " + line.replace(
-        f'person = "{current.person}"', f'person = "{other}"'), 1))
+    holders = text.index("\n", text.index("[slices]\nholders = ")) + 1
+    rack.state.inventory.write_text(f"{text[:holders]}reservations = [{row}]\n{text[holders:]}")
     return other, {"text": text}, f"{other} also holds {node} during {current.person}'s window"
 
 
 def _u_overlap(rack, spec, node, target, undo):
     rack.state.inventory.write_text(undo["text"])
+
+
+def _p_stray_job(rack, spec, node, args):
+    """A process of a slice holder who does not hold the node now (a job that outlived its window)."""
+    sharing = _sharing(rack, spec)
+    holding = {r.person for r in sharing.reservations if r.node == node and r.start_h <= 0 < r.end_h}
+    login = args[0] if args else next(h for h in sharing.holders if h not in holding)
+    _holder(rack, spec, [login])
+    pid = rack.node(node).spawn_user(["sleep", "infinity"], f"stray-{login}.log", login=login)
+    return login, {"pid": pid}, f"{login} has a process on {node} outside any window of theirs"
+
+
+def _u_stray_job(rack, spec, node, login, undo):
+    if pid_alive(undo["pid"]):
+        os.kill(undo["pid"], signal.SIGTERM)
+
+
+def _p_login_missing(rack, spec, node, args):
+    login = _holder(rack, spec, args)
+    rack.node(node).sh(f"userdel {shlex.quote(login)}")
+    return login, {}, f"{login} has no login on {node} (userdel; the home stays)"
+
+
+def _u_login_missing(rack, spec, node, login, undo):
+    uid = rack.record["holders"][login]
+    rack.node(node).sh(f"groupadd -g {uid} {shlex.quote(login)} 2>/dev/null; "
+                       f"useradd -u {uid} -g {uid} -d /home/{shlex.quote(login)} -s /bin/bash {shlex.quote(login)}")
 
 
 def _p_forwarding(rack, spec, node, args):
@@ -614,6 +644,7 @@ _PLANT_AND_UNDO = {
     "holder-sudo": (_p_holder_sudo, _u_holder_sudo), "home-open": (_p_home_open, _u_home_open),
     "job-no-time-limit": (_p_job_no_limit, _u_job_no_limit), "overlapping-reservation": (_p_overlap, _u_overlap),
     "forwarding-on": (_p_forwarding, _u_forwarding), "open-listener": (_p_open_listener, _u_open_listener),
-    "clock-off": (_p_clock_off, _u_clock_off),
+    "clock-off": (_p_clock_off, _u_clock_off), "stray-job": (_p_stray_job, _u_stray_job),
+    "login-missing": (_p_login_missing, _u_login_missing),
 }
 KINDS = tuple(_PLANT_AND_UNDO)

@@ -3,6 +3,7 @@
     <root>/<name>/
         rack.json            the record: profile, namespaces, processes, planted faults
         cluster.toml         the generated inventory (what `sim up` prints)
+        slices.ics           the shared calendar of step 9 (profiles with slice holders)
         ssh_config           Host thor-1 ... for the controller (bench namespace)
         known_hosts          every node's host key, by name and by address
         agent.key            the agent's access key (mode 600)
@@ -54,6 +55,7 @@ class RackState:
         self.ssh_config = self.root / "ssh_config"
         self.known_hosts = self.root / "known_hosts"
         self.agent_key = self.root / "agent.key"
+        self.calendar = self.root / "slices.ics"
         self.bench_key = self.root / "bench" / "id_ed25519"
         self.lib = self.root / "lib"
         self.monitor_log = self.root / "monitor.log"
