@@ -287,7 +287,8 @@ def test_no_floor_can_be_zero_negative_not_finite_or_absurd(field, platform, val
     (THOR5.replace("command_timeout = 60", "command_timeout = 1e9"), "ssh.command_timeout"),
     (THOR5.replace("[expect]", "[expect]\nlane_rate_gbps = 0"), "expect.lane_rate_gbps"),
     (THOR5.replace("[expect]", "[expect]\nlane_rate_gbps = -0.25"), "expect.lane_rate_gbps"),
-    (THOR5.replace('node = "thor-3"', 'node = "thor-3"\ntokens_per_s_floor = -inf'), "engines[2].tokens_per_s_floor"),
+    (THOR5.replace('model = "gemma-3-12b"\nnode = "thor-3"', 'model = "gemma-3-12b"\nnode = "thor-3"\n'
+                   'tokens_per_s_floor = -inf'), "engines[2].tokens_per_s_floor"),
     (THOR5.replace("port = 8081", "port = 70000", 1), "engines[0].port"),
 ])
 def test_other_numbers_are_in_range(text, field):
