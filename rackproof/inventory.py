@@ -379,9 +379,11 @@ class Rollback(Model):
 
 
 class Slurm(Model):
-    """Step 9's scheduler: which node runs slurmctld, and the partition jobs go to."""
+    """Step 9's scheduler: which node runs slurmctld, the partition jobs go to, and the longest
+    window the site gives one job (the partition's MaxTime may not exceed it)."""
     controller: Hostname
     partition: _str(_text("a Slurm partition name (letters, digits, '_', '-')", 64, r"[A-Za-z0-9_-]+")) = "batch"
+    max_time_hours: _positive(24 * 366) | None = None
 
 
 class Reservation(Model):

@@ -137,6 +137,8 @@ KINDS = {k.name: k for k in (
     Kind("engine", lambda c: _joined_engines(c, routed=False), _first_node, _engine_id),
     Kind("routed_engine", lambda c: _joined_engines(c, routed=True), _first_node, _engine_id),
     Kind("agent", lambda c: [(c.agent.node,)] if c.agent and c.agent.node in _names(c) else [], _first_node),
+    Kind("slurm_controller", lambda c: [(c.slurm.controller,)] if c.slurm and c.slurm.controller in _names(c) else [],
+         _first_node),
     Kind("local_and_remote", _local_and_remote, _remote_and_agent, _engine_id),
 )}
 

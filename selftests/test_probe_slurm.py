@@ -18,7 +18,8 @@ import pytest
 
 from rackproof.probes import ParseError
 from rackproof.probes.slurm import (
-    MUNGE_TO, SRUN_HOSTNAME, TAKES_JOBS, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge)
+    MUNGE_TO, SRUN_HOSTNAME, TAKES_JOBS, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge,
+    slurm_time_hours)
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -83,3 +84,14 @@ def test_the_commands():
 def test_unreadable(parse, text):
     with pytest.raises(ParseError):
         parse(text)
+
+
+@pytest.mark.parametrize("value, hours", [("08:00:00", 8), ("1-00:00:00", 24), ("00:30:00", 0.5),
+                                          ("UNLIMITED", None), ("2-12:00:00", 60)])
+def test_time_limits(value, hours):
+    assert slurm_time_hours(value) == hours
+
+
+def test_a_max_time_that_is_not_a_limit_is_unreadable():
+    with pytest.raises(ParseError):
+        parse_partition("PartitionName=thor MaxTime=soon\n")

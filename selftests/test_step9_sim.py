@@ -39,6 +39,8 @@ FAULTS = [
     ("thor-4", "node-drained", ("fan", "replaced"), "test_node_takes_jobs[thor-4]", ("thor-4", "drained",
                                                                                      "fan replaced")),
     ("thor-5", "clock-off", (), "test_clock_within_munges_limit[thor-5]", ("thor-5", "+600.000 s")),
+    ("thor-1", "partition-unlimited", (), "test_partition_has_a_time_limit[thor-1]", ("partition thor",
+                                                                                     "at most 8 h", "UNLIMITED")),
     ("thor-3", "holder-sudo", ("mira",), "test_slice_holders_have_no_sudo[thor-3]", ("thor-3", "mira",
                                                                                     "(ALL : ALL) ALL")),
     ("thor-5", "home-open", ("yuki",), "test_homes_are_private[thor-5]", ("thor-5", "/home/yuki", "755")),
@@ -54,7 +56,7 @@ FAULTS = [
                                                                                             "kofi (pid")),
     ("thor-1", "login-missing", ("yuki",), "test_holders_have_logins[thor-1]", ("thor-1", "no login for yuki")),
 ]
-TAKEN_AWAY = {SCHEDULED_JOBS: 3, PRIVATE_SLICES: 6, CLOSED_NETWORK: 2}
+TAKEN_AWAY = {SCHEDULED_JOBS: 4, PRIVATE_SLICES: 6, CLOSED_NETWORK: 2}
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from rackproof.capabilities import SCHEDULED_JOBS
 from rackproof.failure import Failure
 from rackproof.probes.chrony import TRACKING
 from rackproof.probes.slurm import MUNGE_HERE, MUNGE_TO, MUNGE_TTL_S, PARTITION, SCONTROL_PING, SINFO_NODES, \
-    SRUN_HOSTNAME, TAKES_JOBS
+    SRUN_HOSTNAME, TAKES_JOBS, slurm_time_hours
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capability(SCHEDULED_JOBS)]
 
@@ -40,15 +40,18 @@ def test_node_takes_jobs(node, hosts, inventory):
                       "there")
 
 
-def test_partition_has_a_time_limit(every_node, hosts, inventory):
-    partition = hosts[inventory.slurm.controller].read(PARTITION, partition=inventory.slurm.partition)
-    if partition.get("MaxTime", "UNLIMITED") == "UNLIMITED":
-        raise Failure(f"partition {inventory.slurm.partition}", "MaxTime", "a time limit", "UNLIMITED",
-                      "a job submitted without --time never ends: set MaxTime= on the PartitionName line of "
-                      "slurm.conf (and DefaultTime=)")
+def test_partition_has_a_time_limit(slurm_controller, inventory):
+    max_time = slurm_controller.read(PARTITION, partition=inventory.slurm.partition).get("MaxTime", "UNLIMITED")
+    hours, wanted = slurm_time_hours(max_time), inventory.slurm.max_time_hours
+    if hours is None or (wanted is not None and hours > wanted):
+        raise Failure(f"partition {inventory.slurm.partition}", "MaxTime",
+                      "a time limit" + (f" of at most {wanted:g} h" if wanted is not None else ""), max_time,
+                      "a job submitted without --time runs as long as MaxTime allows: set MaxTime= on the "
+                      "PartitionName line of slurm.conf (and DefaultTime=), then `sudo scontrol reconfigure`")
 
 
 def test_munge_credentials_decode_on_the_controller(node, inventory):
+    # each node's key against the controller's: together, every node's key is the same
     controller = inventory.slurm.controller
     decoded = (node.read(MUNGE_HERE) if node.name == controller else
                node.read(MUNGE_TO, seconds=f"{inventory.ssh.connect_timeout:g}", peer=controller))

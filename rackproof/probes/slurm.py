@@ -91,7 +91,22 @@ def parse_partition(text: str) -> dict[str, str]:
         if not sep:
             raise ParseError(TOOL, f"not KEY=VALUE: {field[:100]!r}", text)
         settings[key] = value
+    slurm_time_hours(settings.get("MaxTime", "UNLIMITED"), text)   # a limit the check can read
     return settings
+
+
+_SLURM_TIME = re.compile(r"(?:(?P<days>[0-9]{1,5})-)?(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2}):(?P<s>[0-9]{2})")
+
+
+def slurm_time_hours(value: str, text: str = "") -> float | None:
+    """A time limit as scontrol prints it ("08:00:00", "1-00:00:00") in hours; None for
+    "UNLIMITED" (or "INFINITE"): no limit."""
+    if value in ("UNLIMITED", "INFINITE"):
+        return None
+    match = _SLURM_TIME.fullmatch(value)
+    if not match:
+        raise ParseError(TOOL, f"not a Slurm time limit: {value[:40]!r}", text)
+    return int(match["days"] or 0) * 24 + int(match["h"]) + int(match["m"]) / 60 + int(match["s"]) / 3600
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   step 9 (thor5: Slurm and slice holders):
   slurmd-down                   the node's slurmd stops; slurmctld still lists the node
   node-drained [REASON...]      the node is drained in Slurm with REASON
+  partition-unlimited           the Slurm partition loses its MaxTime (node: the controller)
   holder-sudo [LOGIN]           a slice holder (default: the node's current one) joins the sudo group
   home-open [LOGIN]             a slice holder's home becomes mode 755
   job-no-time-limit [LOGIN]     a slice holder runs a job (run-u42.service) without RuntimeMaxSec

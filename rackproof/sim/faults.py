@@ -506,6 +506,17 @@ def _u_node_drained(rack, spec, node, target, undo):
     _controller(rack, spec).sh(f"scontrol update nodename={node} state=resume")
 
 
+def _p_partition_unlimited(rack, spec, node, args):
+    partition = _sharing(rack, spec).partition
+    _controller(rack, spec).sh(f"scontrol update partitionname={partition} maxtime=unlimited")
+    return partition, {}, f"partition {partition} has no MaxTime (a job without --time never ends)"
+
+
+def _u_partition_unlimited(rack, spec, node, partition, undo):
+    hours = _sharing(rack, spec).max_time_hours
+    _controller(rack, spec).sh(f"scontrol update partitionname={partition} maxtime={hours}:00:00")
+
+
 def _p_holder_sudo(rack, spec, node, args):
     login = _holder(rack, spec, args)
     rack.node(node).sh(f"usermod -aG sudo {shlex.quote(login)}")
@@ -646,5 +657,6 @@ _PLANT_AND_UNDO = {
     "forwarding-on": (_p_forwarding, _u_forwarding), "open-listener": (_p_open_listener, _u_open_listener),
     "clock-off": (_p_clock_off, _u_clock_off), "stray-job": (_p_stray_job, _u_stray_job),
     "login-missing": (_p_login_missing, _u_login_missing),
+    "partition-unlimited": (_p_partition_unlimited, _u_partition_unlimited),
 }
 KINDS = tuple(_PLANT_AND_UNDO)

@@ -183,7 +183,7 @@ class Sharing:
     jobs: list[JobSpec]
     slurm_controller: str
     partition: str = "thor"
-    max_time: str = "8:00:00"
+    max_time_hours: int = 8        # the partition's MaxTime, and the site's limit in cluster.toml
 
 
 @dataclass

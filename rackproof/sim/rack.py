@@ -625,6 +625,7 @@ def inventory_toml(p: Profile, s: RackState) -> str:
     if p.sharing:
         out += ["", "[slurm]", f"controller = {tomltext.value(p.sharing.slurm_controller)}",
                 f"partition = {tomltext.value(p.sharing.partition)}",
+                f"max_time_hours = {tomltext.value(p.sharing.max_time_hours)}",
                 "", "# the shared calendar's export: who holds which node when (rackproof sim wrote it)",
                 "[slices]", f"holders = {tomltext.value(p.sharing.holders)}",
                 f"calendar = {tomltext.value(str(s.calendar))}"]

@@ -51,7 +51,7 @@ def conf(p: Profile) -> str:
         "SelectType=select/linear",
     ]
     lines += [f"NodeName={n.name} NodeAddr={n.ip} CPUs=1 State=UNKNOWN" for n in p.nodes]
-    lines.append(f"PartitionName={sharing.partition} Nodes=ALL Default=YES MaxTime={sharing.max_time} State=UP")
+    lines.append(f"PartitionName={sharing.partition} Nodes=ALL Default=YES MaxTime={sharing.max_time_hours}:00:00 State=UP")
     return "\n".join(lines) + "\n"
 
 
