@@ -121,11 +121,12 @@ class Host:
         targets = list(targets)
         return self.read_each(PING, targets, timeout=30 + 2 * len(targets) * count, count=count)
 
-    def set_at_run_time(self, interfaces) -> tuple[list[str], tuple[str, ...]]:
+    def set_at_run_time(self, interfaces, present: dict | None = None) -> tuple[list[str], tuple[str, ...]]:
         """(every global address of `interfaces` that no netplan file names, as "ADDRESS on
         INTERFACE": set with ip addr add, gone at the next reboot; the netplan files the login
-        could not read, which leave that unknown)."""
-        present = self.interfaces()
+        could not read, which leave that unknown). `present`: the node's interfaces, when
+        already read."""
+        present = self.interfaces() if present is None else present
         held = {a: i for i in interfaces if i in present for a in
                 (f"{x.local}/{x.prefixlen}" for x in present[i].addresses if x.scope == "global")}
         # a pattern per address that cannot match inside a longer one (10.0.0.1/24 in 110.0.0.1/24)

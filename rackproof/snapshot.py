@@ -14,6 +14,7 @@ diff never takes "not read" for "removed"; an unreachable node is kept as such.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -65,9 +66,10 @@ def node_facts(platform: str, node: Node, host: Host) -> dict:
     """One node's entry of a snapshot."""
     facts: dict = {}
     unread: dict[str, str] = {}
+    interfaces = functools.cache(host.interfaces)   # two facts read them: one `ip -j addr` a node
     readers: dict[str, Callable[[], object]] = {
         "hostname": lambda: host.read(HOSTNAME),
-        "interfaces": lambda: _interfaces(host),
+        "interfaces": lambda: _interfaces(interfaces()),
         "links": lambda: {lane: {"link": link.link_detected, "speed_mbps": link.speed_mbps} for lane, link in
                           host.read_each(ETHTOOL, [lane.name for lane in node.lanes if lane.connected]).items()},
         "routes": lambda: list(host.read(ROUTES)),
@@ -80,7 +82,7 @@ def node_facts(platform: str, node: Node, host: Host) -> dict:
         "authorized_keys": lambda: list(host.read(AUTHORIZED_KEYS)),
     }
     if node.cx7:   # the Spark guide's CX7 addresses: in netplan (persistent) or set with ip addr add
-        readers["set_at_run_time"] = lambda: _set_at_run_time(host, [c.name for c in node.cx7])
+        readers["set_at_run_time"] = lambda: _set_at_run_time(host, [c.name for c in node.cx7], interfaces())
     for name, read in readers.items():
         try:
             facts[name] = read()
@@ -95,19 +97,19 @@ class _Unknown(Exception):
     """A fact the node's answers leave open."""
 
 
-def _set_at_run_time(host: Host, interfaces: list[str]) -> list[str]:
-    found, unreadable = host.set_at_run_time(interfaces)
+def _set_at_run_time(host: Host, names: list[str], present: dict) -> list[str]:
+    found, unreadable = host.set_at_run_time(names, present)
     if unreadable:
         raise _Unknown(f"{', '.join(unreadable)} cannot be read by the login (sudo -n grep)")
     return found
 
 
-def _interfaces(host: Host) -> dict:
+def _interfaces(present: dict) -> dict:
     # IPv6 link-local addresses follow from the MAC: not something a change configures
     return {i.name: {"state": i.state, "mtu": i.mtu, "master": i.master,
                      "addresses": [f"{a.local}/{a.prefixlen}" + (" dynamic" if a.dynamic else "")
                                    for a in i.addresses if not (a.family == "inet6" and a.scope == "link")]}
-            for i in host.interfaces().values()}
+            for i in present.values()}
 
 
 def _bond(host: Host, name: str) -> dict:
