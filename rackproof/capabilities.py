@@ -26,3 +26,5 @@ def serving(model: str) -> tuple[str, bool]:
 SCHEDULED_JOBS = "scheduled jobs (Slurm)"
 PRIVATE_SLICES = "private slices (one person's node, files and time window)"
 CLOSED_NETWORK = "a closed cluster network"
+# a Spark cluster's launches through sparkrun (the Cordatus preflight's "sparkrun runtime")
+SPARKRUN = "sparkrun launches (the CLI and the cluster definition on the head)"

@@ -378,6 +378,12 @@ class Rollback(Model):
     backup_dir: NodeFolder
 
 
+class Sparkrun(Model):
+    """A Spark cluster's sparkrun definition on the head node (node_0): the name Cordatus gives
+    its YAML (~/.config/sparkrun/clusters/NAME.yaml)."""
+    cluster: _str(_text("a sparkrun cluster name (letters, digits, '_', '.', '-')", 64, r"[A-Za-z0-9_][A-Za-z0-9_.-]*"))
+
+
 class Slurm(Model):
     """Step 9's scheduler: which node runs slurmctld, the partition jobs go to, and the longest
     window the site gives one job (the partition's MaxTime may not exceed it)."""
@@ -436,6 +442,7 @@ class Inventory(Model):
     engines: list[Engine] = Field([], max_length=MAX_NODES)
     rollback: Rollback | None = None
     slurm: Slurm | None = None
+    sparkrun: Sparkrun | None = None
     slices: Slices | None = None
     closed_network: ClosedNetwork = ClosedNetwork()
 
@@ -580,6 +587,7 @@ class _Parts:
         self.agent = part(Agent, data["agent"]) if self.has_agent else None
         self.engines = [(k, e) for k, e in enumerate(part(Engine, raw) for raw in table_list("engines")) if e]
         self.slurm = part(Slurm, data["slurm"]) if "slurm" in data else None
+        self.has_sparkrun = "sparkrun" in data
         self.slices = part(Slices, data["slices"]) if "slices" in data else None
 
 
@@ -654,6 +662,8 @@ def _cross_check(inv: _Parts):
             seen.setdefault(engine.model, k)
     if not inv.has_agent and any(e.agent for _, e in inv.engines):
         yield "engines", "engines routed by an agent need an [agent] table"
+    if inv.has_sparkrun and inv.platform == "thor":
+        yield "sparkrun", "sparkrun launches on DGX Sparks: a thor cluster has no [sparkrun]"
     if inv.slurm and inv.slurm.controller not in inv.node_names:
         yield "slurm.controller", f"no node named {inv.slurm.controller}"
     if inv.slices:

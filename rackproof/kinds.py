@@ -137,6 +137,12 @@ KINDS = {k.name: k for k in (
     Kind("engine", lambda c: _joined_engines(c, routed=False), _first_node, _engine_id),
     Kind("routed_engine", lambda c: _joined_engines(c, routed=True), _first_node, _engine_id),
     Kind("agent", lambda c: [(c.agent.node,)] if c.agent and c.agent.node in _names(c) else [], _first_node),
+    # the Spark head (node_0) holding the sparkrun definition; with two or more CX7 nodes, its multi-node path
+    Kind("sparkrun_head", lambda c: [(c.nodes[0].name,)] if c.sparkrun and c.nodes else [], _first_node),
+    Kind("sparkrun_fabric", lambda c: [(c.nodes[0].name,)] if c.sparkrun and len(_names(c, lambda n: n.cx7)) > 1
+         else [], _first_node),
+    Kind("cx7_ssh_pair", lambda c: [(a.name, b.name) for a, b in c.ordered_pairs if a.cx7 and b.cx7], _pair,
+         _pair_id),
     Kind("slurm_controller", lambda c: [(c.slurm.controller,)] if c.slurm and c.slurm.controller in _names(c) else [],
          _first_node),
     Kind("local_and_remote", _local_and_remote, _remote_and_agent, _engine_id),

@@ -282,8 +282,9 @@ def link_up(rack: SimRack, node: str, lane: str) -> bool:
 
 
 def sleepers(rack: SimRack, node: str) -> str:
-    """The dead man's switch of a lane taken down, if one was left behind."""
-    return rack.out(node, "ps -eo args= | grep -E '^(sh -c )?sleep' || true").strip()
+    """The dead man's switch of a lane taken down (`sleep SECONDS; ip link set ... up`), if one was
+    left behind; not a slice holder's job (`sleep infinity`)."""
+    return rack.out(node, "ps -eo args= | grep -E '^(sh -c )?sleep [0-9]' || true").strip()
 
 
 def test_without_allow_disruptive_the_lane_loss_is_out_of_scope(pytester, thor5):

@@ -42,6 +42,7 @@ from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, scope
+from rackproof.probes.sparkrun import ClusterDefinition, parse_cluster_show, parse_version
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.slurm import MungeDecode, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge
 from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_offered_methods, parse_ssh_connection
@@ -145,6 +146,8 @@ PARSERS = [
     Parser(parse_tracking, Tracking, samples("chronyc_tracking_*")),
     Parser(parse_passwd, (Account, type(None)), samples("getent_passwd_*")),
     Parser(parse_processes, tuple, samples("ps_*")),
+    Parser(parse_version, (str, type(None)), samples("sparkrun_version_*", "sparkrun_bash_*")),
+    Parser(parse_cluster_show, (ClusterDefinition, type(None)), samples("sparkrun_cluster_show_*"), json="{}"),
 ]
 PARSER_IDS = [parser.name for parser in PARSERS]
 WITH_JSON_SAMPLES = [parser for parser in PARSERS if any(name.endswith(".json") for name in parser.samples)]

@@ -73,7 +73,7 @@ def test_the_same_faults_reject_or_limit_as_the_capabilities_say(pytester):
     assert step3.results["verdict"]["decision"] == "REJECTED"
     assert step3.results["verdict"]["summary"].startswith("cluster network of thor-2: failed")
     assert {s["check"] for s in step3.results["scope"]} == {
-        "test_passwordless_ssh", "test_same_login_on_every_node",   # step 4
+        "test_passwordless_ssh", "test_same_login_on_every_node", "test_passwordless_ssh_over_cx7",   # step 4
         "test_reservations_do_not_overlap", "test_holders_have_logins", "test_only_the_holder_runs_during_a_window",
         "test_every_job_has_a_time_limit", "test_slice_holders_have_no_sudo", "test_homes_are_private"}   # step 9
     # a blocking SSH failure
@@ -175,5 +175,7 @@ def test_measurements_facts_and_outcomes_reach_the_report(pytester):
     assert '<svg class="chart" data-kind="lane rate"' in run.html and '<svg class="chart" data-kind="tokens/s"' in run.html
     assert 'data-subject="thor-5 -&gt; thor-2" data-verdict="failed"' in run.html
     assert all(n["facts"]["jetpack"] == "7.0" and n["facts"]["hostname"] == n["name"] for n in run.results["nodes"])
-    assert run.results["scope"] == [{"check": "test_synthetic_pull_a_bond_lane", "count": 5,
-                                     "reasons": ["disturbs the cluster; run with --allow-disruptive"]}]
+    assert run.results["scope"] == [
+        {"check": "test_passwordless_ssh_over_cx7", "count": 1, "reasons": ["applies to spark clusters only"]},
+        {"check": "test_synthetic_pull_a_bond_lane", "count": 5,
+         "reasons": ["disturbs the cluster; run with --allow-disruptive"]}]

@@ -1,5 +1,7 @@
 """Step 4: every node reaches every other by name over SSH, without a password, as the same user."""
 
+import ipaddress
+
 import pytest
 
 from rackproof.capabilities import SSH_MESH
@@ -31,3 +33,25 @@ def test_same_login_on_every_node(node, inventory):
     if found != inventory.cluster.user:
         raise Failure(node.name, "login name", inventory.cluster.user, found,
                       "every node needs the same user name; the SSH settings and distributed recipes rely on it")
+
+
+@pytest.mark.step(4)
+@pytest.mark.platform("spark")
+def test_passwordless_ssh_over_cx7(cx7_ssh_pair, inventory):
+    """The Spark guide's `ssh <cx7-ip> hostname`, from every node to every other: the path
+    multi-node launches take."""
+    src, dst = cx7_ssh_pair.src, cx7_ssh_pair.dst
+    own = {ipaddress.ip_interface(c.address).network for c in src.spec.cx7}
+    address = next((c.address.split("/")[0] for c in dst.spec.cx7 if ipaddress.ip_interface(c.address).network in own),
+                   None)
+    if address is None:
+        raise Failure(cx7_ssh_pair.where, f"{dst.name} has no CX7 address on a subnet of {src.name}'s",
+                      cause="the two ends of a CX7 link need addresses on one subnet (40-cx7.yaml on both nodes)")
+    timeout = inventory.ssh.connect_timeout
+    result = src.run(SSH_HOSTNAME, timeout=timeout * 3, seconds=f"{timeout:g}", peer=address)
+    if not result.ok or result.stdout.strip() != dst.name:
+        raise Failure(cx7_ssh_pair.where, f"`ssh -o BatchMode=yes {address} hostname` (over CX7) run on {src.name} as "
+                      f"{inventory.cluster.user}", dst.name,
+                      f"exit {result.exit_status}: {classify_ssh_failure(result.exit_status, result.stderr)}"
+                      if not result.ok else result.stdout.strip(),
+                      "the CX7 address is not in known_hosts (connect once by address), or sshd does not listen on it")

@@ -45,6 +45,11 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   clock-off [SECONDS]           chrony reports the clock SECONDS (default 600) fast
   stray-job [LOGIN]             a process of a slice holder who does not hold the node now
   login-missing [LOGIN]         a slice holder's login is deleted on the node (userdel)
+  sparkrun (spark2; NODE is any node, the head holds the definition):
+  sparkrun-order                the cluster definition lists the workers before the head
+  sparkrun-on-mgmt              the cluster definition lists the management (house network) addresses
+  sparkrun-one-node             the cluster definition lists the head alone
+  sparkrun-missing              the sparkrun CLI is gone from the head's PATH
 """
 
 

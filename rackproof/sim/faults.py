@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from .. import tomltext
-from . import node as nodemod, profiles
+from . import node as nodemod, profiles, sparkrun
 from .util import SimError, pid_alive, wait_until
 
 
@@ -638,6 +638,48 @@ def _u_clock_off(rack, spec, node, target, undo):
     _model_edit(rack, node, lambda m: m.update(clock_offset_s=undo["offset"]))
 
 
+# --- sparkrun on a Spark head -------------------------------------------------------------------
+
+def _sparkrun_head(rack, spec):
+    if not rack.profile.sparkrun_cluster:
+        raise SimError(f"rack {rack.name} defines no sparkrun cluster (profile {rack.profile.name}; use spark2)")
+    return rack.node(rack.profile.nodes[0].name), rack.profile.sparkrun_cluster
+
+
+def _p_sparkrun_hosts(hosts_of):
+    def plant(rack, spec, node, args):
+        head, name = _sparkrun_head(rack, spec)
+        hosts = hosts_of(rack.profile)
+        sparkrun.update_hosts(head, name, hosts)
+        return name, {}, f"sparkrun cluster {name} on {head.spec.name} lists {', '.join(hosts)}"
+    return plant
+
+
+def _u_sparkrun_hosts(rack, spec, node, name, undo):
+    from .rack import sparkrun_hosts
+    head, _ = _sparkrun_head(rack, spec)
+    sparkrun.update_hosts(head, name, sparkrun_hosts(rack.profile))
+
+
+def _reversed_hosts(p):
+    from .rack import sparkrun_hosts
+    return sparkrun_hosts(p)[::-1]
+
+
+def _p_sparkrun_missing(rack, spec, node, args):
+    head, _ = _sparkrun_head(rack, spec)
+    path = head.dir / "bin" / "sparkrun"
+    text = path.read_text()
+    path.unlink()
+    return "sparkrun", {"text": text}, f"sparkrun is no longer on {head.spec.name}'s PATH"
+
+
+def _u_sparkrun_missing(rack, spec, node, target, undo):
+    head, _ = _sparkrun_head(rack, spec)
+    (head.dir / "bin" / "sparkrun").write_text(undo["text"])
+    os.chmod(head.dir / "bin" / "sparkrun", 0o755)
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
@@ -658,5 +700,11 @@ _PLANT_AND_UNDO = {
     "clock-off": (_p_clock_off, _u_clock_off), "stray-job": (_p_stray_job, _u_stray_job),
     "login-missing": (_p_login_missing, _u_login_missing),
     "partition-unlimited": (_p_partition_unlimited, _u_partition_unlimited),
+    # sparkrun (spark2): the definition's hosts in the wrong order, on the management addresses,
+    # the head alone; the CLI gone from the head
+    "sparkrun-order": (_p_sparkrun_hosts(_reversed_hosts), _u_sparkrun_hosts),
+    "sparkrun-on-mgmt": (_p_sparkrun_hosts(lambda p: [n.mgmt_ip for n in p.nodes]), _u_sparkrun_hosts),
+    "sparkrun-one-node": (_p_sparkrun_hosts(lambda p: [p.nodes[0].cluster_ip]), _u_sparkrun_hosts),
+    "sparkrun-missing": (_p_sparkrun_missing, _u_sparkrun_missing),
 }
 KINDS = tuple(_PLANT_AND_UNDO)

@@ -127,8 +127,8 @@ class Node:
         ss = shutil.which("ss") or "/usr/bin/ss"
         write(up / "sudoers.d" / "rackproof", f"{USER} ALL=(root) NOPASSWD: {ip} link set dev * down, "
               f"{ip} link set dev * up, {sha256sum} -- /etc/netplan/*, "
-              f"{sha256sum} -- /etc/NetworkManager/system-connections/*, {grep} -q -E * -- /etc/netplan/*, "
-              f"{ss} -Hltnup, /usr/local/bin/systemctl --user -M *@ show *\n"
+              f"{sha256sum} -- /etc/NetworkManager/system-connections/*, {grep} -q -E * -- /etc/netplan/*\n"
+              f"{USER} ALL=(root) NOPASSWD: {ss} -Hltnup, /usr/local/bin/systemctl --user -M *@ show *\n"
               # `sudo -l -U LOGIN` runs `list` as LOGIN
               f"{USER} ALL=(ALL) NOPASSWD: list\n",
               0o440, 0, 0)

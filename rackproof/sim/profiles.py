@@ -205,6 +205,7 @@ class Profile:
     nccl_busbw_gbs: float = 0.0
     step_note: str = ""
     sharing: Sharing | None = None
+    sparkrun_cluster: str | None = None   # the cluster sparkrun defines on the head (node_0)
 
     def node(self, name: str) -> NodeSpec:
         for n in self.nodes:
@@ -302,7 +303,7 @@ def spark2() -> Profile:
         description="two DGX Sparks joined by one QSFP cable (two logical CX7 links, RoCE devices)",
         nodes=nodes, lane_rate_mbps=200000, shaped_rate_mbps=100000,
         expect={"nccl_test": "all_gather_perf"}, release=SPARK_RELEASE,
-        roce_gbps_per_link=96.9, nccl_busbw_gbs=22.1)
+        roce_gbps_per_link=96.9, nccl_busbw_gbs=22.1, sparkrun_cluster="spark-pair")
 
 
 PROFILES = {"thor5": thor5, "thor2": thor2, "spark2": spark2}

@@ -20,7 +20,7 @@ from pathlib import Path
 import icalendar
 
 from .. import tomltext
-from . import netns, node as nodemod, slurm
+from . import netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac
 from .profiles import MGMT_NET, SCALE, USER, Profile, get_profile, node_model
@@ -203,6 +203,11 @@ class Rack:
             self.record["nodes"][n.spec.name]["sshd"] = n.start_sshd()
         self.state.save(self.record)
 
+        if p.sparkrun_cluster:
+            log("sparkrun on the head")
+            head = nodes[p.nodes[0].name]
+            sparkrun.install(head, sparkrun.executable())
+            sparkrun.create_cluster(head, p.sparkrun_cluster, sparkrun_hosts(p), USER)
         if p.sharing:
             log("munge and Slurm")
             slurm.start(p, nodes, self.record)
@@ -560,6 +565,12 @@ def _validate_inventory(path: Path) -> None:
 
 # --- the generated inventory ----------------------------------------------------------------
 
+def sparkrun_hosts(p: Profile) -> list[str]:
+    """The head first, then the workers: each node's first CX7 address (the guide's serving
+    node list on CX7 addresses, not Wi-Fi ones)."""
+    return [spec.cluster_ip for spec in p.nodes]
+
+
 def calendar_ics(p: Profile) -> str:
     """The shelf's shared calendar as a calendar program exports it (one event a reservation:
     the holder in SUMMARY, the node in LOCATION), in hours around now, to the minute."""
@@ -622,6 +633,8 @@ def inventory_toml(p: Profile, s: RackState) -> str:
             for c in cabled:
                 out.append("    " + tomltext.value({"name": c.name, "rdma_device": c.rdma_device, "address": c.address}) + ",")
             out.append("]")
+    if p.sparkrun_cluster:
+        out += ["", "[sparkrun]", f"cluster = {tomltext.value(p.sparkrun_cluster)}"]
     if p.sharing:
         out += ["", "[slurm]", f"controller = {tomltext.value(p.sharing.slurm_controller)}",
                 f"partition = {tomltext.value(p.sharing.partition)}",
