@@ -70,6 +70,15 @@ def discovered(rack: SimRack, path: Path) -> Path:
                             str(rack.state.bench_key), *[f"--ssh={n.ssh_name}" for n in generated.nodes], *given, *key)
     assert result.returncode == 0, result.stdout + result.stderr
     assert_learned_as_generated(load_inventory(path), generated)
+    # what only the builder knows, as they would add it: Slurm, the slice holders, sparkrun's cluster
+    text = rack.inventory.read_text()
+    known = []
+    for table in ("sparkrun", "slurm", "slices"):
+        if f"\n[{table}]" in text:
+            start = text.index(f"\n[{table}]")
+            end = text.find("\n[", start + 1)     # the next table, or the end of the file
+            known.append(text[start:end if end != -1 else None])
+    path.write_text(path.read_text() + "\n" + "\n".join(known) + "\n")
     return path
 
 
@@ -100,10 +109,16 @@ def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves
     ids = " ".join(run.outcomes)
     for check in ("test_lane_speed[thor-3:mgbe2_0]", "test_passwordless_ssh[thor-4->thor-1]",
                   "test_iperf3_bonded_four_streams[", "test_bond_state[thor-5]", "test_agent_streams_each_model[",
-                  "test_engine_listens_on_its_cluster_address[llama-3.1-8b@thor-2]"):
+                  "test_engine_listens_on_its_cluster_address[llama-3.1-8b@thor-2]", "test_homes_are_private[thor-3]",
+                  "test_nothing_unexpected_listens[thor-1]", "test_clock_within_munges_limit[thor-5]"):
         assert check in ids
     doc = results(run)
     assert doc["verdict"]["decision"] == "ACCEPTED"
+    # step 9: a real srun answer from every node (run from the controller)
+    srun = {t["id"].split("::")[-1]: [(e["node"], e["stdout"].strip()) for e in t["evidence"]
+                                      if e["command"].startswith("srun ")]
+            for t in doc["tests"] if "test_node_takes_jobs[" in t["id"]}
+    assert srun == {f"test_node_takes_jobs[thor-{i}]": [("thor-1", f"thor-{i}")] for i in range(1, 6)}
     kinds = {m["kind"] for t in doc["tests"] for m in t.get("measurements", [])}
     assert {"lane rate", "bonded rate", "tokens/s", "time to first token"} <= kinds
     assert not leftovers(thor5)
@@ -131,6 +146,15 @@ def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester,
     for check in ("test_roce_bandwidth_over_the_port[spark-1->spark-2]", "test_nccl_across_the_nodes[all]",
                   "test_cx7_interface_up[spark-2:enP2p1s0f1np1]", "test_netplan_file_persists_the_cx7_addresses[spark-1]"):
         assert f"test_cx7::{check}" in run.outcomes
+    assert {t.split("::")[-1] for t in run.outcomes} >= {
+        "test_sparkrun_runs_on_the_head[spark-1]", "test_the_definition_lists_the_nodes_head_first[spark-1]",
+        "test_the_multi_node_path_uses_cx7_addresses[spark-1]", "test_passwordless_ssh_over_cx7[spark-1->spark-2]",
+        "test_passwordless_ssh_over_cx7[spark-2->spark-1]", "test_password_login_is_off[spark-2]"}
+    # the real sparkrun CLI's answers are the evidence
+    evidence = [e for t in results(run)["tests"] for e in t["evidence"]]
+    shown = [json.loads(e["stdout"]) for e in evidence if "sparkrun cluster show spark-pair --json" in e["command"]]
+    assert shown and shown[0]["hosts"] == ["192.168.100.10", "192.168.100.11"]
+    assert any(e["stdout"].startswith("sparkrun, version ") for e in evidence)
     assert not leftovers(spark2)
 
 
