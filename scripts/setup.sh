@@ -22,8 +22,10 @@ fi
 # (pip's "Location ... is ignored" lines come from this machine's pip.conf, not from us)
 .venv/bin/pip install -q --disable-pip-version-check -e '.[test]' 2> >(grep -v 'is ignored' >&2) >/dev/null
 # sparkrun (the Spark clusters' launcher, run on the simulated spark2's head node) needs Python
-# 3.12, which Debian 12 does not package: found on PATH or under pyenv, never assumed
-if [ ! -x .venv-sparkrun/bin/sparkrun ]; then
+# 3.12, which Debian 12 does not package: found on PATH or under pyenv, never assumed. Its
+# environment goes where the simulated nodes see it (they have /tmp, /home and /run of their own).
+sparkrun_venv=/opt/rackproof/sparkrun
+if [ ! -x "$sparkrun_venv/bin/sparkrun" ]; then
     py312=""
     # a pyenv shim on PATH is there even when 3.12 is not selected: each candidate must run
     for candidate in "$(command -v python3.12 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12; do
@@ -37,7 +39,8 @@ if [ ! -x .venv-sparkrun/bin/sparkrun ]; then
              "install it (pyenv install 3.12) and run this again" >&2
         exit 1
     fi
-    "$py312" -m venv .venv-sparkrun
-    .venv-sparkrun/bin/pip install -q --disable-pip-version-check 'sparkrun==0.4.2' 2> >(grep -v 'is ignored' >&2) >/dev/null
+    mkdir -p "$(dirname "$sparkrun_venv")"
+    "$py312" -m venv "$sparkrun_venv"
+    "$sparkrun_venv/bin/pip" install -q --disable-pip-version-check 'sparkrun==0.4.2' 2> >(grep -v 'is ignored' >&2) >/dev/null
 fi
-echo "setup: ready ($(.venv/bin/python --version), rackproof $(.venv/bin/python -c 'import rackproof; print(rackproof.__version__)'), $(SPARKRUN_NO_TELEMETRY=1 .venv-sparkrun/bin/sparkrun --version) on $(.venv-sparkrun/bin/python --version))"
+echo "setup: ready ($(.venv/bin/python --version), rackproof $(.venv/bin/python -c 'import rackproof; print(rackproof.__version__)'), $(SPARKRUN_NO_TELEMETRY=1 "$sparkrun_venv/bin/sparkrun" --version) on $("$sparkrun_venv/bin/python" --version))"

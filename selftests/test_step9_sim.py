@@ -122,3 +122,12 @@ def test_a_ctrl_c_while_slurm_starts_leaves_nothing_behind():
     assert proc.wait(timeout=30) != 0
     assert compare(before, snapshot(name)) == []
     assert not RackState(name).root.exists()
+
+
+def test_down_leaves_no_slurm_or_munge_daemon_behind():
+    name = unique_name("sd")
+    before = snapshot(name)
+    with SimRack("thor5", name) as rack:
+        running = {command.split()[0] for _, command in rack_processes(name)}
+        assert {"munged", "slurmctld", "slurmd"} <= running, running
+    assert compare(before, snapshot(name)) == []

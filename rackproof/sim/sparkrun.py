@@ -1,5 +1,5 @@
 """The real sparkrun CLI on the simulated Spark pair's head node (node_0), in its own Python 3.12
-environment (scripts/setup.sh makes .venv-sparkrun), with a cluster definition made by
+environment (scripts/setup.sh makes /opt/rackproof/sparkrun), with a cluster definition made by
 `sparkrun cluster create` as the login user, as Cordatus does on the head.
 
 The environment's interpreter may live under /root (pyenv), which the login cannot enter: the
@@ -19,13 +19,21 @@ from .util import SimError, write
 ENV = "SPARKRUN_NO_TELEMETRY=1"
 
 
+INSTALLED = Path("/opt/rackproof/sparkrun/bin/sparkrun")     # where scripts/setup.sh puts it
+# what a simulated node has of its own: a sparkrun under these is not the host's inside a node
+NODE_OWN = ("/tmp/", "/home/", "/run/", "/var/log/", "/usr/local/bin/", "/etc/")
+
+
 def executable() -> Path:
-    """$RACKPROOF_SPARKRUN, else the checkout's .venv-sparkrun (scripts/setup.sh)."""
+    """$RACKPROOF_SPARKRUN, else the environment scripts/setup.sh made."""
     given = os.environ.get("RACKPROOF_SPARKRUN")
-    path = Path(given) if given else Path(__file__).resolve().parents[2] / ".venv-sparkrun" / "bin" / "sparkrun"
+    path = Path(given) if given else INSTALLED
     if not os.access(path, os.X_OK):
         raise SimError(f"sparkrun is not installed at {path}: run scripts/setup.sh (it needs Python 3.12), or set "
                        "RACKPROOF_SPARKRUN to a sparkrun executable")
+    if str(path.absolute()).startswith(NODE_OWN):
+        raise SimError(f"{path} lies where each simulated node has a folder of its own ({', '.join(NODE_OWN)}): "
+                       "the head node cannot run it; install sparkrun elsewhere (scripts/setup.sh uses /opt)")
     return path
 
 
