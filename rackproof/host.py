@@ -16,7 +16,7 @@ from typing import Callable, TypeVar
 from .inventory import Inventory, Node
 from .probe import Command, Probe
 from .probes import ParseError
-from .probes.ibdev2netdev import IBDEV2NETDEV
+from .probes.ibdev2netdev import IBDEV2NETDEV, twins
 from .probes.ip import ADDRESSES, ROUTE_GET
 from .probes.netplan import NAMING_INTERFACES
 from .probes.ping import PING
@@ -137,6 +137,22 @@ class Host:
 
     def rdma_links(self):
         return {m.netdev: m for m in self.read(IBDEV2NETDEV)}
+
+    def netplan_on_down_twins(self, interfaces) -> list[tuple[str, str]]:
+        """(Down twin, interface) for each of `interfaces` that no netplan file names while its
+        twin on the same PCIe path, Down in ibdev2netdev, is named: the guide's interface-name
+        trap (netplan written for the other port)."""
+        links = self.rdma_links()
+        pairs = [(twin, name) for name, twin in twins(list(links.values())).items()
+                 if name in interfaces and not links[twin].up]
+        if not pairs:
+            return []
+        # a pattern per name that cannot match inside a longer one (enp1s0f0np0 in xenp1s0f0np0)
+        patterns = {n: "(^|[^A-Za-z0-9_.-])" + n.replace(".", "[.]") + "($|[^A-Za-z0-9_.-])"
+                    for pair in pairs for n in pair}
+        naming = self.read_each(NAMING_INTERFACES, patterns.values())
+        return [(down, name) for down, name in pairs
+                if naming[patterns[down]].naming and not naming[patterns[name]].naming]
 
 
 _SECTION = "### rackproof-section "

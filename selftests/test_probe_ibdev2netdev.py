@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.ibdev2netdev import RdmaMap, parse_ibdev2netdev, render_ibdev2netdev
+from rackproof.probes.ibdev2netdev import RdmaMap, parse_ibdev2netdev, render_ibdev2netdev, twins
 
 SAMPLES = Path(__file__).parent / "samples"
 SPARK = "ibdev2netdev_dgx_spark.txt"
@@ -66,3 +66,10 @@ rdma_maps = st.builds(
 @given(st.lists(rdma_maps, max_size=6).map(tuple))
 def test_render_round_trip(maps):
     assert parse_ibdev2netdev(render_ibdev2netdev(maps)) == maps
+
+
+
+def test_the_twins_on_each_pcie_path():
+    found = twins(parse_ibdev2netdev((SAMPLES / "ibdev2netdev_dgx_spark.txt").read_text()))
+    assert found == {"enp1s0f0np0": "enp1s0f1np1", "enp1s0f1np1": "enp1s0f0np0",
+                     "enP2p1s0f0np0": "enP2p1s0f1np1", "enP2p1s0f1np1": "enP2p1s0f0np0"}

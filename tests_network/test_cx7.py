@@ -140,6 +140,12 @@ def test_netplan_file_persists_the_cx7_addresses(cx7_node):
     if others:
         raise Failure(node.name, f"{', '.join(others)} also configure{'s' if len(others) == 1 else ''} "
                       f"{', '.join(names)}: two netplan files for the same interfaces fight at every apply")
+    trapped = node.netplan_on_down_twins(names)
+    if trapped:
+        raise Failure(node.name, "; ".join(f"netplan configures {down} (Down in ibdev2netdev) while its twin {up} (Up, "
+                                           "the cabled port) is in no netplan file" for down, up in trapped),
+                      cause="the interface-name trap: netplan was written for the other port of the pair; map the "
+                            f"names from ibdev2netdev and name {', '.join(up for _, up in trapped)} in {NETPLAN}")
     at_run_time, _ = node.set_at_run_time(names)
     if at_run_time:
         raise Failure(node.name, f"{'; '.join(at_run_time)}: in no netplan file, set with ip addr add: gone at the "

@@ -44,3 +44,18 @@ def render_ibdev2netdev(maps: tuple[RdmaMap, ...]) -> str:
 
 IBDEV2NETDEV = Probe("ibdev2netdev", "which RDMA device and port each CX7 interface is, and its state",
                      "ibdev2netdev", parse_ibdev2netdev)
+
+
+# "enp1s0f1np1": the PCIe path (enp1s0), then the port's function (f1) and its number (np1)
+_PATH = re.compile(r"(?P<path>.+)f[0-9]+np[0-9]+")
+
+
+def twins(links: tuple[RdmaMap, ...] | list[RdmaMap]) -> dict[str, str]:
+    """netdev -> the other port's netdev on the same PCIe path (enp1s0f1np1 <-> enp1s0f0np0): the
+    two names that the Spark guide's "interface-name trap" mixes up."""
+    by_path: dict[str, list[str]] = {}
+    for link in links:
+        match = _PATH.fullmatch(link.netdev)
+        if match:
+            by_path.setdefault(match["path"], []).append(link.netdev)
+    return {a: b for names in by_path.values() if len(names) == 2 for a, b in (names, names[::-1])}

@@ -50,6 +50,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   sparkrun-on-mgmt              the cluster definition lists the management (house network) addresses
   sparkrun-one-node             the cluster definition lists the head alone
   sparkrun-missing              the sparkrun CLI is gone from the head's PATH
+  netplan-down-twin             the node's 40-cx7.yaml names the Down twins (f0np0) of the cabled interfaces
 """
 
 

@@ -638,6 +638,26 @@ def _u_clock_off(rack, spec, node, target, undo):
     _model_edit(rack, node, lambda m: m.update(clock_offset_s=undo["offset"]))
 
 
+def _p_netplan_down_twin(rack, spec, node, args):
+    """40-cx7.yaml written for the other port of the pair (the guide's interface-name trap):
+    it names the Down interfaces, with the addresses of the Up ones."""
+    path = rack.state.node_dir(node) / "etc.upper" / "netplan" / "40-cx7.yaml"
+    if not spec.cx7 or not path.exists():
+        raise SimError(f"{node} has no CX7 netplan file (a Spark: use spark2)")
+    text = path.read_text()
+    swapped = text
+    for c in spec.cx7:
+        if c.address:
+            down = c.name.replace("f1np1", "f0np0")
+            swapped = swapped.replace(f"    {c.name}:", f"    {down}:")
+    path.write_text(swapped)
+    return "/etc/netplan/40-cx7.yaml", {"text": text}, f"{node}'s 40-cx7.yaml names the Down twins (f0np0)"
+
+
+def _u_netplan_down_twin(rack, spec, node, target, undo):
+    (rack.state.node_dir(node) / "etc.upper" / "netplan" / "40-cx7.yaml").write_text(undo["text"])
+
+
 # --- sparkrun on a Spark head -------------------------------------------------------------------
 
 def _sparkrun_head(rack, spec):
@@ -706,5 +726,6 @@ _PLANT_AND_UNDO = {
     "sparkrun-on-mgmt": (_p_sparkrun_hosts(lambda p: [n.mgmt_ip for n in p.nodes]), _u_sparkrun_hosts),
     "sparkrun-one-node": (_p_sparkrun_hosts(lambda p: [p.nodes[0].cluster_ip]), _u_sparkrun_hosts),
     "sparkrun-missing": (_p_sparkrun_missing, _u_sparkrun_missing),
+    "netplan-down-twin": (_p_netplan_down_twin, _u_netplan_down_twin),
 }
 KINDS = tuple(_PLANT_AND_UNDO)
