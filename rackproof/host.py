@@ -130,7 +130,7 @@ class Host:
         held = {a: i for i in interfaces if i in present for a in
                 (f"{x.local}/{x.prefixlen}" for x in present[i].addresses if x.scope == "global")}
         # a pattern per address that cannot match inside a longer one (10.0.0.1/24 in 110.0.0.1/24)
-        patterns = {a: "(^|[^0-9a-fA-F:.])" + a.replace(".", "[.]") + "($|[^0-9])" for a in held}
+        patterns = {a: _alone(a, "0-9a-fA-F:.", "0-9") for a in held}
         naming = self.read_each(NAMING_INTERFACES, patterns.values())
         unreadable = tuple(dict.fromkeys(p for n in naming.values() for p in n.unreadable))
         return [f"{a} on {held[a]}" for a, pattern in patterns.items() if not naming[pattern].naming], unreadable
@@ -148,11 +148,15 @@ class Host:
         if not pairs:
             return []
         # a pattern per name that cannot match inside a longer one (enp1s0f0np0 in xenp1s0f0np0)
-        patterns = {n: "(^|[^A-Za-z0-9_.-])" + n.replace(".", "[.]") + "($|[^A-Za-z0-9_.-])"
-                    for pair in pairs for n in pair}
+        patterns = {n: _alone(n, "A-Za-z0-9_.-", "A-Za-z0-9_.-") for pair in pairs for n in pair}
         naming = self.read_each(NAMING_INTERFACES, patterns.values())
         return [(down, name) for down, name in pairs
                 if naming[patterns[down]].naming and not naming[patterns[name]].naming]
+
+
+def _alone(text: str, before: str, after: str) -> str:
+    """An ERE matching `text` where no character of the classes `before`/`after` touches it."""
+    return f"(^|[^{before}])" + text.replace(".", "[.]") + f"($|[^{after}])"
 
 
 _SECTION = "### rackproof-section "

@@ -302,6 +302,10 @@ class Cx7Interface(Model):
     rdma_device: DeviceName
     address: InterfaceAddress
 
+    @property
+    def ip(self) -> str:
+        return self.address.split("/")[0]
+
 
 class Node(Model):
     name: Hostname

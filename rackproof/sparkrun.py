@@ -28,6 +28,6 @@ def placed(hosts: tuple[str, ...], nodes: list[Node], interfaces: dict[str, dict
             for iface in interfaces.get(n.name, {}).values():
                 if any(a.local == written for a in iface.addresses):
                     node, interface = n, iface.name
-        cx7 = node is not None and written in {c.address.split("/")[0] for c in node.cx7}
+        cx7 = node is not None and written in {c.ip for c in node.cx7}
         found.append(Host(written, node.name if node else None, interface, cx7))
     return found

@@ -5,7 +5,7 @@ addresses takes keys only."""
 
 import pytest
 
-from rackproof import sharing
+from rackproof import addressing, sharing
 from rackproof.capabilities import CLOSED_NETWORK
 from rackproof.failure import Failure
 from rackproof.probes.sockets import LISTENING_PROCESSES
@@ -13,10 +13,6 @@ from rackproof.probes.sshcheck import OFFERED_METHODS
 from rackproof.probes.sysctl import SYSCTL
 
 pytestmark = [pytest.mark.step(9), pytest.mark.capability(CLOSED_NETWORK)]
-
-
-def _cluster_addresses(node) -> list[str]:
-    return [a for a in [node.spec.ip, *(c.address.split("/")[0] for c in node.spec.cx7)] if a]
 
 
 def test_node_does_not_forward(network_node, inventory):
@@ -35,7 +31,7 @@ def test_nothing_unexpected_listens(network_node, inventory):
     ports = {e.port for e in inventory.engines if e.node == node.name}
     if inventory.agent and inventory.agent.node == node.name:
         ports.add(inventory.agent.port)
-    found = sharing.unexpected_listeners(node.read(LISTENING_PROCESSES), set(_cluster_addresses(node)), ports,
+    found = sharing.unexpected_listeners(node.read(LISTENING_PROCESSES), set(addressing.cluster_addresses([node.spec])), ports,
                                          sharing.allowed_programs(inventory))
     if found:
         raise Failure(node.name, "listening on a cluster address or on every address: " + ", ".join(
@@ -47,7 +43,7 @@ def test_nothing_unexpected_listens(network_node, inventory):
 
 def test_password_login_is_off(network_node, inventory):
     node = network_node
-    offered = node.read_each(OFFERED_METHODS, _cluster_addresses(node), seconds=f"{inventory.ssh.connect_timeout:g}")
+    offered = node.read_each(OFFERED_METHODS, addressing.cluster_addresses([node.spec]), seconds=f"{inventory.ssh.connect_timeout:g}")
     open_ = {address: methods for address, methods in offered.items()
              if {"password", "keyboard-interactive"} & set(methods)}
     if open_:

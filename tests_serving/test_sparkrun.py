@@ -52,7 +52,7 @@ def test_the_definition_lists_the_nodes_head_first(sparkrun_head, hosts, invento
                       ", ".join(expected), ", ".join(found),
                       "the head (node_0) serves the API and the workers' order is the node order: "
                       f"sparkrun cluster update {definition.name} --hosts "
-                      + ",".join(n.cx7[0].address.split("/")[0] if n.cx7 else n.name for n in inventory.nodes))
+                      + ",".join(n.cx7[0].ip if n.cx7 else n.name for n in inventory.nodes))
 
 
 @pytest.mark.capability(MULTI_NODE)

@@ -42,7 +42,7 @@ def test_passwordless_ssh_over_cx7(cx7_ssh_pair, inventory):
     multi-node launches take."""
     src, dst = cx7_ssh_pair.src, cx7_ssh_pair.dst
     own = {ipaddress.ip_interface(c.address).network for c in src.spec.cx7}
-    address = next((c.address.split("/")[0] for c in dst.spec.cx7 if ipaddress.ip_interface(c.address).network in own),
+    address = next((c.ip for c in dst.spec.cx7 if ipaddress.ip_interface(c.address).network in own),
                    None)
     if address is None:
         raise Failure(cx7_ssh_pair.where, f"{dst.name} has no CX7 address on a subnet of {src.name}'s",

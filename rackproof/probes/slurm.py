@@ -135,7 +135,7 @@ def parse_unmunge(text: str) -> MungeDecode:
 SCONTROL_PING = Probe("scontrol ping", "whether this node reaches the Slurm controller", "scontrol ping",
                       parse_scontrol_ping, ok_exit=(0, 1))
 SINFO_NODES = Probe("sinfo", "every Slurm node's state and the reason Slurm gives",
-                    f"sinfo -h -N -o '%N{SEP}%T{SEP}%E'", parse_sinfo_nodes)
+                    f"sinfo -h -N -o '%N{SEP}%T{SEP}%E'", parse_sinfo_nodes, once=True)
 PARTITION = Probe("scontrol show partition", "a Slurm partition's limits (MaxTime)",
                   "scontrol show partition -o {partition}", parse_partition)
 # --immediate: a job that cannot start now is refused instead of waiting in the queue

@@ -676,14 +676,8 @@ def _p_sparkrun_hosts(hosts_of):
 
 
 def _u_sparkrun_hosts(rack, spec, node, name, undo):
-    from .rack import sparkrun_hosts
     head, _ = _sparkrun_head(rack, spec)
-    sparkrun.update_hosts(head, name, sparkrun_hosts(rack.profile))
-
-
-def _reversed_hosts(p):
-    from .rack import sparkrun_hosts
-    return sparkrun_hosts(p)[::-1]
+    sparkrun.update_hosts(head, name, sparkrun.hosts(rack.profile))
 
 
 def _p_sparkrun_missing(rack, spec, node, args):
@@ -722,7 +716,7 @@ _PLANT_AND_UNDO = {
     "partition-unlimited": (_p_partition_unlimited, _u_partition_unlimited),
     # sparkrun (spark2): the definition's hosts in the wrong order, on the management addresses,
     # the head alone; the CLI gone from the head
-    "sparkrun-order": (_p_sparkrun_hosts(_reversed_hosts), _u_sparkrun_hosts),
+    "sparkrun-order": (_p_sparkrun_hosts(lambda p: sparkrun.hosts(p)[::-1]), _u_sparkrun_hosts),
     "sparkrun-on-mgmt": (_p_sparkrun_hosts(lambda p: [n.mgmt_ip for n in p.nodes]), _u_sparkrun_hosts),
     "sparkrun-one-node": (_p_sparkrun_hosts(lambda p: [p.nodes[0].cluster_ip]), _u_sparkrun_hosts),
     "sparkrun-missing": (_p_sparkrun_missing, _u_sparkrun_missing),

@@ -207,7 +207,7 @@ class Rack:
             log("sparkrun on the head")
             head = nodes[p.nodes[0].name]
             sparkrun.install(head, sparkrun.executable())
-            sparkrun.create_cluster(head, p.sparkrun_cluster, sparkrun_hosts(p), USER)
+            sparkrun.create_cluster(head, p.sparkrun_cluster, sparkrun.hosts(p), USER)
         if p.sharing:
             log("munge and Slurm")
             slurm.start(p, nodes, self.record)
@@ -564,12 +564,6 @@ def _validate_inventory(path: Path) -> None:
 
 
 # --- the generated inventory ----------------------------------------------------------------
-
-def sparkrun_hosts(p: Profile) -> list[str]:
-    """The head first, then the workers: each node's first CX7 address (the guide's serving
-    node list on CX7 addresses, not Wi-Fi ones)."""
-    return [spec.cluster_ip for spec in p.nodes]
-
 
 def calendar_ics(p: Profile) -> str:
     """The shelf's shared calendar as a calendar program exports it (one event a reservation:

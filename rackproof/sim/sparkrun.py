@@ -14,6 +14,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from .profiles import Profile
 from .util import SimError, write
 
 ENV = "SPARKRUN_NO_TELEMETRY=1"
@@ -72,6 +73,12 @@ def install(node, exe: Path) -> None:
     if script:
         node.sh(script)
     write(node.dir / "bin" / "sparkrun", wrapper(exe), 0o755)
+
+
+def hosts(p: Profile) -> list[str]:
+    """The head first, then the workers: each node's first CX7 address (the guide's serving
+    node list on CX7 addresses, not Wi-Fi ones)."""
+    return [spec.cluster_ip for spec in p.nodes]
 
 
 def create_cluster(node, name: str, hosts: list[str], user: str) -> None:
