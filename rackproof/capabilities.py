@@ -26,5 +26,6 @@ def serving(model: str) -> tuple[str, bool]:
 SCHEDULED_JOBS = "scheduled jobs (Slurm)"
 PRIVATE_SLICES = "private slices (one person's node, files and time window)"
 CLOSED_NETWORK = "a closed cluster network"
-# a Spark cluster's launches through sparkrun (the Cordatus preflight's "sparkrun runtime")
-SPARKRUN = "sparkrun launches (the CLI and the cluster definition on the head)"
+# a Spark cluster's launches through sparkrun (the Cordatus preflight's "sparkrun runtime": the CLI
+# and the container images on the head), with the cluster definition and sparkrun's own setup check
+SPARKRUN = "sparkrun launches (the CLI, the images and the cluster definition on the head)"

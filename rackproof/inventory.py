@@ -207,6 +207,11 @@ ModelName = _str(_text("a model name without spaces or '='", 128, forbid="="))
 SshTarget = _str(_text("an ssh destination without spaces (a host, user@host, host:port or a Host of your "
                        "ssh config)", 255))
 FilePath = _str(_text("a file path", 4096, spaces=True))
+# docker's reference grammar, simplified: [registry[:port]/]path[:tag][@sha256:digest], lower-case path
+ImageName = _str(_text("a container image (such as nvcr.io/nvidia/vllm:25.09-py3: lower-case path, optional :tag "
+                       "and @sha256:digest)", 255,
+                       r"(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+                       r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?"))
 NodeFolder = _str(_text("an absolute folder on the nodes, without spaces", 1024, r"/[A-Za-z0-9_.@+/-]*"))
 KeyFile = _str(_key_file)
 EnvName = _str(_env_name)
@@ -384,8 +389,10 @@ class Rollback(Model):
 
 class Sparkrun(Model):
     """A Spark cluster's sparkrun definition on the head node (node_0): the name Cordatus gives
-    its YAML (~/.config/sparkrun/clusters/NAME.yaml)."""
+    its YAML (~/.config/sparkrun/clusters/NAME.yaml), and the container images its recipes need
+    (the preflight's "sparkrun runtime": the CLI and the images on the head)."""
     cluster: _str(_text("a sparkrun cluster name (letters, digits, '_', '.', '-')", 64, r"[A-Za-z0-9_][A-Za-z0-9_.-]*"))
+    images: list[ImageName] = Field([], max_length=64)   # what its recipes run: in the head's container runtime
 
 
 class Slurm(Model):

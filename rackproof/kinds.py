@@ -107,7 +107,8 @@ def _pair_id(value: tuple) -> str:
     return f"{value[0]}->{value[1]}"
 
 
-def _engine_id(value: tuple) -> str:
+def _at_node_id(value: tuple) -> str:
+    """A thing on a node (a model, an image): "THING@NODE"."""
     return f"{value[1]}@{value[0]}"
 
 
@@ -134,18 +135,22 @@ KINDS = {k.name: k for k in (
          whole_cluster=True),
     Kind("every_node", lambda c: _whole(_names(c), 1), _nodes, whole_cluster=True),
     # serving: engines of nodes that have joined, the agent (its node first)
-    Kind("engine", lambda c: _joined_engines(c, routed=False), _first_node, _engine_id),
-    Kind("routed_engine", lambda c: _joined_engines(c, routed=True), _first_node, _engine_id),
+    Kind("engine", lambda c: _joined_engines(c, routed=False), _first_node, _at_node_id),
+    Kind("routed_engine", lambda c: _joined_engines(c, routed=True), _first_node, _at_node_id),
     Kind("agent", lambda c: [(c.agent.node,)] if c.agent and c.agent.node in _names(c) else [], _first_node),
     # the Spark head (node_0) holding the sparkrun definition; with two or more CX7 nodes, its multi-node path
     Kind("sparkrun_head", lambda c: [(c.nodes[0].name,)] if c.sparkrun and c.nodes else [], _first_node),
+    # every node of a sparkrun cluster (judged from the head's setup check), the images its recipes need
+    Kind("sparkrun_node", lambda c: [(name,) for name in _names(c)] if c.sparkrun else [], _first_node),
+    Kind("sparkrun_image", lambda c: [(c.nodes[0].name, image) for image in c.sparkrun.images]
+         if c.sparkrun and c.nodes else [], _first_node, _at_node_id),
     Kind("sparkrun_fabric", lambda c: [(c.nodes[0].name,)] if c.sparkrun and len(_names(c, lambda n: n.cx7)) > 1
          else [], _first_node),
     Kind("cx7_ssh_pair", lambda c: [(a.name, b.name) for a, b in c.ordered_pairs if a.cx7 and b.cx7], _pair,
          _pair_id),
     Kind("slurm_controller", lambda c: [(c.slurm.controller,)] if c.slurm and c.slurm.controller in _names(c) else [],
          _first_node),
-    Kind("local_and_remote", _local_and_remote, _remote_and_agent, _engine_id),
+    Kind("local_and_remote", _local_and_remote, _remote_and_agent, _at_node_id),
 )}
 
 

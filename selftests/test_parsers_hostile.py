@@ -28,6 +28,7 @@ from rackproof.probes.accounts import Account, parse_passwd, parse_processes
 from rackproof.probes.agent import AgentCommand, parse_agent_process
 from rackproof.probes.bonding import BondInfo, parse_bonding
 from rackproof.probes.chrony import Tracking, parse_tracking
+from rackproof.probes.docker import Image, parse_image_id
 from rackproof.probes.ethtool import LinkInfo, parse_ethtool
 from rackproof.probes.fec import FecInfo, parse_fec
 from rackproof.probes.files import parse_config_files, parse_hosts_file
@@ -42,7 +43,7 @@ from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, scope
-from rackproof.probes.sparkrun import ClusterDefinition, parse_cluster_show, parse_version
+from rackproof.probes.sparkrun import ClusterDefinition, SetupCheck, parse_cluster_show, parse_setup_check, parse_version
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.slurm import MungeDecode, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge
 from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_offered_methods, parse_ssh_connection
@@ -148,6 +149,8 @@ PARSERS = [
     Parser(parse_processes, tuple, samples("ps_*")),
     Parser(parse_version, (str, type(None)), samples("sparkrun_version_*", "sparkrun_bash_*")),
     Parser(parse_cluster_show, (ClusterDefinition, type(None)), samples("sparkrun_cluster_show_*"), json="{}"),
+    Parser(parse_setup_check, (SetupCheck, type(None)), samples("sparkrun_setup_check_*"), json="{}"),
+    Parser(parse_image_id, Image, samples("docker_image_inspect_*", "docker_permission_*")),
 ]
 PARSER_IDS = [parser.name for parser in PARSERS]
 WITH_JSON_SAMPLES = [parser for parser in PARSERS if any(name.endswith(".json") for name in parser.samples)]

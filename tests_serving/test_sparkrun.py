@@ -1,15 +1,17 @@
 """A Spark cluster launched with sparkrun (the Cordatus Sparkrun-cluster page): the head node,
-node_0, runs the sparkrun CLI and holds the cluster definition, whose hosts are the inventory's
-nodes, head first and the workers in the inventory's order ("their order is the node order");
-and the multi-node path uses CX7 addresses, not the Wi-Fi or management ones (the Spark guide's
-minimal acceptance, item 4)."""
+node_0, runs the sparkrun CLI, holds the container images the recipes need and the cluster
+definition, whose hosts are the inventory's nodes, head first and the workers in the inventory's
+order ("their order is the node order"); sparkrun's own preflight (`sparkrun setup check`) finds
+no gap on any node; and the multi-node path uses CX7 addresses, not the Wi-Fi or management
+ones (the Spark guide's minimal acceptance, item 4)."""
 
 import pytest
 
 from rackproof import sparkrun
-from rackproof.capabilities import MULTI_NODE, SPARKRUN
+from rackproof.capabilities import MULTI_NODE, SPARKRUN, SSH_MESH
 from rackproof.failure import Failure
-from rackproof.probes.sparkrun import CLUSTER_SHOW, SPARKRUN_VERSION
+from rackproof.probes.docker import IMAGE_ID
+from rackproof.probes.sparkrun import CLUSTER_SHOW, SETUP_CHECK, SPARKRUN_VERSION
 
 pytestmark = [pytest.mark.platform("spark"), pytest.mark.needs("sparkrun"), pytest.mark.step(5)]
 
@@ -29,9 +31,8 @@ def _definition(head, inventory):
     return definition
 
 
-def _placed(definition, hosts, inventory):
-    return sparkrun.placed(definition.hosts, inventory.nodes,
-                           {name: host.interfaces() for name, host in hosts.items()})
+def _placed(written, hosts, inventory):
+    return sparkrun.placed(tuple(written), inventory.nodes, {name: host.interfaces() for name, host in hosts.items()})
 
 
 @pytest.mark.capability(SPARKRUN)
@@ -45,7 +46,7 @@ def test_sparkrun_runs_on_the_head(sparkrun_head):
 @pytest.mark.capability(SPARKRUN)
 def test_the_definition_lists_the_nodes_head_first(sparkrun_head, hosts, inventory):
     definition = _definition(sparkrun_head, inventory)
-    found = [h.node or f"{h.written} (no node of the inventory)" for h in _placed(definition, hosts, inventory)]
+    found = [h.node or f"{h.written} (no node of the inventory)" for h in _placed(definition.hosts, hosts, inventory)]
     expected = [n.name for n in inventory.nodes]
     if found != expected:
         raise Failure(f"{sparkrun_head.name} sparkrun cluster {definition.name}", "node order (head first)",
@@ -58,10 +59,67 @@ def test_the_definition_lists_the_nodes_head_first(sparkrun_head, hosts, invento
 @pytest.mark.capability(MULTI_NODE)
 def test_the_multi_node_path_uses_cx7_addresses(sparkrun_fabric, hosts, inventory):
     definition = _definition(sparkrun_fabric, inventory)
-    off_cx7 = [h for h in _placed(definition, hosts, inventory) if not h.cx7]
+    off_cx7 = [h for h in _placed(definition.hosts, hosts, inventory) if not h.cx7]
     if off_cx7:
         raise Failure(f"{sparkrun_fabric.name} sparkrun cluster {definition.name}", "hosts not on CX7: " + ", ".join(
             f"{h.written} ({h.node or 'no node of the inventory'}"
             + (f", on {h.interface}" if h.interface else "") + ")" for h in off_cx7),
             cause="the definition names the Wi-Fi or management addresses, so model traffic between the nodes "
                   "leaves the CX7 link: list each node's CX7 address")
+
+
+@pytest.mark.capability(SPARKRUN)
+def test_the_image_is_on_the_head(sparkrun_image):
+    head, image = sparkrun_image.host, sparkrun_image.image
+    found = head.read(IMAGE_ID, image=image)
+    if found.unusable:
+        raise Failure(head.name, f"cannot look for {image}: {found.unusable}",
+                      cause="sparkrun starts its recipes' containers with the login's Docker on the head: "
+                            "sparkrun setup check names the fix")
+    if found.id is None:
+        raise Failure(head.name, f"container image {image} is not in the head's Docker",
+                      cause=f"pull it on the head before the launch (docker pull {image}); otherwise the first "
+                            "launch pulls it over the management network while the workload waits")
+
+
+@pytest.mark.capability(SPARKRUN)
+def test_sparkrun_setup_check_finds_no_gap(sparkrun_node, hosts, inventory, warn, guards):
+    head = hosts[inventory.nodes[0].name]
+    definition = _definition(head, inventory)
+    report = head.read(SETUP_CHECK, cluster=definition.name)
+    if report is None:
+        raise Failure(head.name, f"sparkrun setup check does not know cluster {definition.name}")
+    host = next((h.written for h in _placed(report.hosts, hosts, inventory) if h.node == sparkrun_node.name), None)
+    if host is None:
+        pytest.skip(f"{sparkrun_node.name} is not a host of sparkrun cluster {definition.name} "
+                    "(test_the_definition_lists_the_nodes_head_first fails): sparkrun checks only the hosts it lists")
+    where = f"{sparkrun_node.name} ({host}, sparkrun setup check on {head.name})"
+    readiness = report.hosts[host]
+    if not readiness.reachable:
+        on_cx7 = host in {c.ip for c in sparkrun_node.spec.cx7}
+        # over CX7 only multi-node launches are lost; by name or management address, every launch
+        if on_cx7:
+            guards(MULTI_NODE)
+        else:
+            guards(SSH_MESH, blocks=True)
+        raise Failure(where, f"sparkrun cannot reach it: {readiness.error}",
+                      cause="sparkrun drives every host over SSH from the head as the cluster's user"
+                            + (": the CX7 link or SSH over it (see test_passwordless_ssh_over_cx7)" if on_cx7 else ""))
+    gaps = [i for i in readiness.items if i.status == "fail"]
+    warnings = [i for i in readiness.items if i.status == "warn"]
+    if gaps:
+        if {i.key for i in gaps} <= {"cx7", "rdma"}:
+            guards(MULTI_NODE)
+        raise Failure(where, f"{len(gaps)} critical gap{'s' * (len(gaps) > 1)}: " + "; ".join(map(_said, gaps)),
+                      details="\n".join([*(_fix(i) for i in gaps), *(f"also warned: {_said(i)}; {_fix(i)}"
+                                                                       for i in warnings)]))
+    for item in warnings:
+        warn(Failure(where, _said(item), details=_fix(item)))
+
+
+def _said(item) -> str:
+    return item.label + (f" ({item.detail})" if item.detail else "")
+
+
+def _fix(item) -> str:
+    return f"fix {item.label}: {item.guidance or 'sparkrun setup wizard'}"

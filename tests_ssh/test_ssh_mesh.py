@@ -4,9 +4,10 @@ import ipaddress
 
 import pytest
 
-from rackproof.capabilities import SSH_MESH
+from rackproof.capabilities import MULTI_NODE, SSH_MESH
 from rackproof.failure import Failure
-from rackproof.probes.sshcheck import SSH_HOSTNAME, classify_ssh_failure
+from rackproof.probes.getent import GETENT_HOSTS
+from rackproof.probes.sshcheck import SSH_HOSTNAME, classify_ssh_failure, unreached_host
 from rackproof.probes.system import LOGIN
 
 
@@ -14,9 +15,21 @@ pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
 
 
 @pytest.mark.step(4)
-def test_passwordless_ssh(pair, inventory):
+def test_passwordless_ssh(pair, inventory, guards):
     timeout = inventory.ssh.connect_timeout
     result = pair.src.run(SSH_HOSTNAME, timeout=timeout * 3, seconds=f"{timeout:g}", peer=pair.dst.spec.ssh_name)
+    unreached = unreached_host(result.stderr) if not result.ok else None
+    led_to = pair.src.read(GETENT_HOSTS, names=[unreached]).get(unreached, ()) if unreached else ()
+    address = next((a for a in led_to if a in {c.ip for c in pair.dst.spec.cx7}), None)
+    if address:
+        # the name leads over the CX7 link (a Spark's /etc/hosts), which did not carry it: the
+        # link's failure, which costs multi-node work only; keys and logins are not in question
+        guards(MULTI_NODE)
+        raise Failure(pair.where, f"`ssh {pair.dst.spec.ssh_name} hostname` run on {pair.src.name} goes to {address}, "
+                      f"a CX7 address of {pair.dst.name}, and the CX7 link did not carry it: "
+                      f"{classify_ssh_failure(result.exit_status, result.stderr)}",
+                      cause="the CX7 link is down or unaddressed (see test_cx7_interface_up and "
+                            "test_cx7_ping_on_its_subnet); SSH by name rides it")
     if not result.ok:
         raise Failure(pair.where, f"`ssh -o BatchMode=yes {pair.dst.spec.ssh_name} hostname` run on {pair.src.name} "
                       f"as {inventory.cluster.user} failed (exit {result.exit_status}): "
@@ -37,9 +50,10 @@ def test_same_login_on_every_node(node, inventory):
 
 @pytest.mark.step(4)
 @pytest.mark.platform("spark")
+@pytest.mark.capability(MULTI_NODE)
 def test_passwordless_ssh_over_cx7(cx7_ssh_pair, inventory):
     """The Spark guide's `ssh <cx7-ip> hostname`, from every node to every other: the path
-    multi-node launches take."""
+    multi-node launches take (single-node launches never use it; the mesh by name guards them)."""
     src, dst = cx7_ssh_pair.src, cx7_ssh_pair.dst
     own = {ipaddress.ip_interface(c.address).network for c in src.spec.cx7}
     address = next((c.ip for c in dst.spec.cx7 if ipaddress.ip_interface(c.address).network in own),

@@ -17,11 +17,12 @@ from __future__ import annotations
 import pytest
 
 from . import evidence, options, params, report, scheduling
-from .evidence import guards, measure, _collect_evidence  # noqa: F401  (fixtures: found on this module)
+from .evidence import guards, measure, warn, _collect_evidence  # noqa: F401  (fixtures: found on this module)
 from .params import (  # noqa: F401
     _whole_rack, agent, bond_pair, bonded_node, cluster_network, cluster_node, cx7, cx7_cluster, cx7_node, cx7_pair,
     cx7_ssh_pair, engine, every_node, evidence_log, hosts, inventory, lane, link_pair, local_and_remote, network_node,
-    node, node_locks, pair, routed_engine, slurm_controller, sparkrun_fabric, sparkrun_head)
+    node, node_locks, pair, routed_engine, slurm_controller, sparkrun_fabric, sparkrun_head,
+    sparkrun_image, sparkrun_node)
 from .report import facts  # noqa: F401
 from .serving import access_key  # noqa: F401
 from .snapshots import snapshot_before  # noqa: F401

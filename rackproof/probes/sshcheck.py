@@ -60,6 +60,19 @@ def classify_ssh_failure(exit_status: int, stderr: str) -> str:
     return f"ssh failed: {messages[-1]}" if messages else "ssh failed without a message"
 
 
+# ssh's own line when the network did not carry it to the peer (not a refusal by sshd or a key)
+_PATH_FAILED = re.compile(r"ssh: connect to host (\S{1,255}) port [0-9]{1,5}: "
+                          r"(?:No route to host|Connection timed out|Network is unreachable)")
+
+
+def unreached_host(stderr: str) -> str | None:
+    """The host (a name or an address, as ssh was given it) ssh could not reach over the network
+    ("ssh: connect to host spark-2 port 22: No route to host"), None when the failure was
+    anything else."""
+    match = _PATH_FAILED.search(stderr)
+    return match[1] if match else None
+
+
 # judged by its exit status and stderr (classify_ssh_failure), and by the name that answers
 SSH_HOSTNAME = Probe("ssh to a peer", "passwordless SSH from this node to a peer, and which host answers",
                      "ssh -o BatchMode=yes -o ConnectTimeout={seconds} {peer} hostname")

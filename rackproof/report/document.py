@@ -21,11 +21,11 @@ from rackproof.failure import Failure
 from rackproof.inventory import ClusterAtStep
 
 from . import baseline as baseline_diff
-from . import facts, topology, verdict, waivers as waiver_rules
+from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
 
-SCHEMA_VERSION = "2.3"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
-#   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before)
+SCHEMA_VERSION = "2.4"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+#   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -166,6 +166,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
         "waivers": waiver_rules.statuses(waivers, tests, today),
         "baseline": None,
         "what_changed": what_changed,
+        "spark_acceptance": spark_acceptance.build(inventory.cluster.platform, tests, _scope(scope)),
         "report_html_sha256": None,
     }
     if baseline:

@@ -17,7 +17,7 @@ from .charts import bar_chart
 from .outcomes import OUTCOMES
 from .style import CAPABILITY_COLORS, CSS, OUTCOME_COLORS, STATE_COLORS, VERDICT_COLORS
 
-SECTIONS = [("verdict", "Verdict"), ("changes", "Changes"), ("topology", "Topology"), ("measurements", "Measurements"),
+SECTIONS = [("verdict", "Verdict"), ("spark", "Spark minimal acceptance"), ("changes", "Changes"), ("topology", "Topology"), ("measurements", "Measurements"),
             ("nodes", "Nodes"), ("checks", "Checks"), ("scope", "Scope"), ("waivers", "Waivers")]
 
 
@@ -95,7 +95,8 @@ def _header(doc: dict, files: list[tuple[str, str]]) -> str:
     rows.append(("Workers", f"{run['xdist_workers']} (pytest-xdist)" if run["xdist_workers"] else "serial run"))
     rows.append(("Files", " · ".join(f'<a href="{escape(href)}">{escape(label)}</a>' for label, href in files)))
     counts = " ".join(f'{_outcome(o)} {doc["counts"][o]}' for o in OUTCOMES)
-    nav = "".join(f'<a href="#{key}">{label}</a>' for key, label in SECTIONS)
+    nav = "".join(f'<a href="#{key}">{label}</a>' for key, label in SECTIONS
+                  if key != "spark" or doc.get("spark_acceptance") is not None)
     return (f'<h1>rackproof acceptance report — {escape(run["cluster"])}</h1><nav>{nav}</nav>'
             f'<div id="verdict-banner" class="verdict" data-verdict="{escape(decision)}" '
             f'style="background:{VERDICT_COLORS[decision]}"><span class="decision">{escape(verdicts.line(verdict))}</span>'
@@ -316,6 +317,18 @@ def _checks(doc: dict) -> str:
     return "".join(parts)
 
 
+def _spark(doc: dict) -> str:
+    """The Spark guide's five items, each with its state and the tests behind it (Spark only)."""
+    items = doc.get("spark_acceptance")
+    if items is None:
+        return ""
+    rows = [[_state(i["state"]), escape(i["item"]) + (f'<div class="muted">{escape(i["why"])}</div>' if i["why"] else ""),
+             ", ".join(_link(t) for t in i["tests"]) or '<span class="muted">none ran</span>'] for i in items]
+    return ('<h2 id="spark">Spark minimal acceptance</h2><p class="muted">The Spark guide\'s test before agents are '
+            'pointed at a multi-node endpoint: an item passes only when every check behind it ran and passed.</p>'
+            + _table(["state", "item", "tests"], rows, "spark-acceptance"))
+
+
 def _scope(doc: dict) -> str:
     if not doc["scope"]:
         return '<h2 id="scope">Scope: not checked</h2><p>Every check of the suite ran.</p>'
@@ -337,7 +350,7 @@ def _waivers(doc: dict) -> str:
 
 def render(doc: dict, files: list[tuple[str, str]]) -> str:
     """The page; `files` are (label, relative link) of the run's other files."""
-    body = "".join(f(doc) for f in (_verdict, _what_changed, _changes, _topology, _measurements, _nodes, _checks, _scope, _waivers))
+    body = "".join(f(doc) for f in (_verdict, _spark, _what_changed, _changes, _topology, _measurements, _nodes, _checks, _scope, _waivers))
     title = f'{verdicts.line(doc["verdict"])} — {doc["run"]["cluster"]} — rackproof'
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"

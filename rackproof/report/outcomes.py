@@ -1,7 +1,8 @@
 """A test's outcome in the report's words, from its pytest phases (setup, call, teardown).
 
     passed    the check reached its verdict and the cluster met it
-    warned    passed, but a figure is under its target (still over its hard floor)
+    warned    passed, but a figure is under its target (still over its hard floor), or the
+              tool the check reads calls something a warning (its messages are the text)
     failed    the cluster does not meet the check
     error     the check could not reach a verdict (a timeout, no recorded answer, a broken
               fixture): unconfirmed, never passed
@@ -53,6 +54,8 @@ def judge(phases: list[Phase]) -> tuple[str, str]:
     skipped = next((p for p in phases if p.outcome == "skipped"), None)
     if skipped:
         return "skipped", skipped.text
+    if props.get("rackproof_warnings"):
+        return "warned", "\n".join(props["rackproof_warnings"])
     if any(m.get("verdict") == "warned" for m in props.get("rackproof_measurements", [])):
         return "warned", ""
     return "passed", ""

@@ -2,7 +2,8 @@
 
 RED, ORANGE, PURPLE, GREEN, AMBER, GREY, SLATE = "#c62828", "#e65100", "#6a1b9a", "#2e7d32", "#f9a825", "#9e9e9e", "#607d8b"
 
-STATE_COLORS = {"failed": RED, "error": ORANGE, "waived": PURPLE, "passed": GREEN, "not checked": GREY}
+STATE_COLORS = {"failed": RED, "error": ORANGE, "unconfirmed": ORANGE, "waived": PURPLE, "passed": GREEN,
+                "not checked": GREY}
 OUTCOME_COLORS = {"passed": GREEN, "warned": AMBER, "failed": RED, "error": ORANGE, "skipped": GREY, "waived": PURPLE}
 VERDICT_COLORS = {"ACCEPTED": GREEN, "ACCEPTED WITH LIMITS": AMBER, "REJECTED": RED, "INCOMPLETE": ORANGE}
 CAPABILITY_COLORS = {"blocked": RED, "limited": AMBER, "unconfirmed": ORANGE, "available": GREEN, "not checked": GREY}

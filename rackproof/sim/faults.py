@@ -694,6 +694,54 @@ def _u_sparkrun_missing(rack, spec, node, target, undo):
     os.chmod(head.dir / "bin" / "sparkrun", 0o755)
 
 
+def _p_image_missing(rack, spec, node, args):
+    head, _ = _sparkrun_head(rack, spec)
+    images = rack.state.load_model(head.spec.name)["docker_images"]
+    image = args[0] if args else rack.profile.images[0]
+    if image not in images:
+        raise SimError(f"{head.spec.name}'s Docker holds no image {image!r} (it has: {', '.join(images) or 'none'})")
+    before = _model_edit(rack, head.spec.name, lambda m: m["docker_images"].pop(image))
+    return image, {"id": before["docker_images"][image]}, f"{image} is no longer in {head.spec.name}'s Docker"
+
+
+def _u_image_missing(rack, spec, node, image, undo):
+    head, _ = _sparkrun_head(rack, spec)
+    _model_edit(rack, head.spec.name, lambda m: m["docker_images"].update({image: undo["id"]}))
+
+
+def _p_docker_no_access(rack, spec, node, args):
+    """The login taken out of the docker group (gpasswd), as on a node set up without the wizard."""
+    if spec.platform != "spark":
+        raise SimError(f"{node} runs no Docker (a Spark: use spark2)")
+    rack.node(node).sh(f"gpasswd -d {nodemod.USER} docker >/dev/null")
+    return nodemod.USER, {}, f"{nodemod.USER} is no longer in {node}'s docker group"
+
+
+def _u_docker_no_access(rack, spec, node, login, undo):
+    rack.node(node).sh(f"gpasswd -a {login} docker >/dev/null")
+
+
+def _sparkrun_sudoers(node: str, rack) -> list[Path]:
+    return sorted((rack.state.node_dir(node) / "etc.upper" / "sudoers.d").glob("sparkrun-*"))
+
+
+def _p_sparkrun_sudoers_missing(rack, spec, node, args):
+    files = _sparkrun_sudoers(node, rack)
+    if not files:
+        raise SimError(f"{node} has no sparkrun sudoers rules (a Spark: use spark2)")
+    saved = {f.name: f.read_text() for f in files}
+    for f in files:
+        f.unlink()
+    return "sudoers.d", {"files": saved}, f"{node} lost sparkrun's sudoers rules ({', '.join(saved)})"
+
+
+def _u_sparkrun_sudoers_missing(rack, spec, node, target, undo):
+    folder = rack.state.node_dir(node) / "etc.upper" / "sudoers.d"
+    for name, text in undo["files"].items():
+        (folder / name).write_text(text)
+        os.chmod(folder / name, 0o440)
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
@@ -721,5 +769,10 @@ _PLANT_AND_UNDO = {
     "sparkrun-one-node": (_p_sparkrun_hosts(lambda p: [p.nodes[0].cluster_ip]), _u_sparkrun_hosts),
     "sparkrun-missing": (_p_sparkrun_missing, _u_sparkrun_missing),
     "netplan-down-twin": (_p_netplan_down_twin, _u_netplan_down_twin),
+    # sparkrun's runtime: an image the recipes need gone from the head, the login out of the docker
+    # group (sparkrun setup check: FAIL), sparkrun's scoped sudoers rules missing (WARN)
+    "image-missing": (_p_image_missing, _u_image_missing),
+    "docker-no-access": (_p_docker_no_access, _u_docker_no_access),
+    "sparkrun-sudoers-missing": (_p_sparkrun_sudoers_missing, _u_sparkrun_sudoers_missing),
 }
 KINDS = tuple(_PLANT_AND_UNDO)

@@ -109,6 +109,9 @@ class Node:
                                        "ff02::1\tip6-allnodes", "ff02::2\tip6-allrouters", ""]
                                       + hosts_lines) + "\n")
         passwd, group, shadow, gshadow = _accounts({USER: self.uid, **self.holders})
+        if self.spec.platform == "spark":
+            # Docker's socket group, the login in it (sparkrun's "Docker usable without sudo")
+            group, gshadow = _with_group(group, gshadow, "docker", USER)
         write(up / "passwd", passwd)
         write(up / "group", group)
         shadow_gid = _gid("shadow")
@@ -132,6 +135,13 @@ class Node:
               # `sudo -l -U LOGIN` runs `list` as LOGIN
               f"{USER} ALL=(ALL) NOPASSWD: list\n",
               0o440, 0, 0)
+        if self.spec.platform == "spark":
+            # the scoped rules sparkrun's setup wizard installs (fix-permissions, clear-cache --save-sudo)
+            write(up / "sudoers.d" / f"sparkrun-chown-{USER}", "# Installed by: sparkrun setup fix-permissions "
+                  f"--save-sudo\n{USER} ALL=(root) NOPASSWD: /usr/bin/chown -R {USER} /home/{USER}/.cache/huggingface\n",
+                  0o440, 0, 0)
+            write(up / "sudoers.d" / f"sparkrun-dropcaches-{USER}", "# Installed by: sparkrun setup clear-cache "
+                  f"--save-sudo\n{USER} ALL=(root) NOPASSWD: /usr/bin/tee /proc/sys/vm/drop_caches\n", 0o440, 0, 0)
         if self.spec.platform == "thor":
             # as a JetPack image ships it: NetworkManager renders every interface (nmcli connections)
             write(up / "netplan" / "01-network-manager-all.yaml", "# Let NetworkManager manage all devices on "
@@ -333,6 +343,16 @@ def _accounts(logins: dict[str, int]) -> tuple[str, str, str, str]:
     gshadow = [f"{line.split(':')[0]}:*::" for line in group_lines]
     return ("\n".join(passwd_lines) + "\n", "\n".join(group_lines) + "\n",
             "\n".join(shadow) + "\n", "\n".join(gshadow) + "\n")
+
+
+def _with_group(group: str, gshadow: str, name: str, member: str) -> tuple[str, str]:
+    """group and gshadow with group `name` holding `member` (the host's gid when it has one)."""
+    lines = group.splitlines()
+    taken = {int(line.split(":")[2]) for line in lines}
+    gid = _gid(name) or next(g for g in range(999, 100, -1) if g not in taken)
+    lines = [line for line in lines if line.split(":", 1)[0] != name] + [f"{name}:x:{gid}:{member}"]
+    shadow = [line for line in gshadow.splitlines() if line.split(":", 1)[0] != name] + [f"{name}:*::{member}"]
+    return "\n".join(lines) + "\n", "\n".join(shadow) + "\n"
 
 
 def _chown_tree(path: Path, uid: int) -> None:

@@ -8,6 +8,7 @@ agent) and what the modelled hardware reports (speeds, FEC, releases, GPU). `rac
 from __future__ import annotations
 
 import copy
+import hashlib
 from dataclasses import dataclass, field
 
 SCALE = 0.01          # every modelled rate x SCALE = the rate the rack really shapes to
@@ -206,6 +207,7 @@ class Profile:
     step_note: str = ""
     sharing: Sharing | None = None
     sparkrun_cluster: str | None = None   # the cluster sparkrun defines on the head (node_0)
+    images: list[str] = field(default_factory=list)   # container images its recipes need (on the head)
 
     def node(self, name: str) -> NodeSpec:
         for n in self.nodes:
@@ -303,7 +305,8 @@ def spark2() -> Profile:
         description="two DGX Sparks joined by one QSFP cable (two logical CX7 links, RoCE devices)",
         nodes=nodes, lane_rate_mbps=200000, shaped_rate_mbps=100000,
         expect={"nccl_test": "all_gather_perf"}, release=SPARK_RELEASE,
-        roce_gbps_per_link=96.9, nccl_busbw_gbs=22.1, sparkrun_cluster="spark-pair")
+        roce_gbps_per_link=96.9, nccl_busbw_gbs=22.1, sparkrun_cluster="spark-pair",
+        images=["nvcr.io/nvidia/vllm:25.09-py3", "ghcr.io/spark-arena/dgx-vllm-eugr-nightly:latest"])
 
 
 PROFILES = {"thor5": thor5, "thor2": thor2, "spark2": spark2}
@@ -382,6 +385,9 @@ def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
         # chrony's view of the clock
         "user_jobs": _jobs_on(profile, node.name),
         "clock_offset_s": -0.000004211,
+        # the head's Docker image store (reference -> image id), which sparkrun launches from
+        "docker_images": {image: "sha256:" + hashlib.sha256(image.encode()).hexdigest()
+                          for image in profile.images} if node is profile.nodes[0] else {},
     }
     if node.bond_lanes:
         model["bond"] = {"name": "bond0", "lanes": list(node.bond_lanes), "mode": "802.3ad",

@@ -629,6 +629,8 @@ def inventory_toml(p: Profile, s: RackState) -> str:
             out.append("]")
     if p.sparkrun_cluster:
         out += ["", "[sparkrun]", f"cluster = {tomltext.value(p.sparkrun_cluster)}"]
+        if p.images:
+            out.append(f"images = {tomltext.value(p.images)}")
     if p.sharing:
         out += ["", "[slurm]", f"controller = {tomltext.value(p.sharing.slurm_controller)}",
                 f"partition = {tomltext.value(p.sharing.partition)}",

@@ -28,11 +28,13 @@ TOOLS = {
     "all_reduce_perf": "nccl",
     "systemctl": "sharing",
     "chronyc": "sharing",
+    "docker": "container",
+    "nvidia-ctk": "container",
 }
 
 THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "dpkg-query", "systemctl", "chronyc"]
 SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "nvidia-smi", "dpkg-query", "mpirun",
-               "all_gather_perf", "all_reduce_perf", "chronyc"]
+               "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk"]
 
 
 def model() -> dict:
