@@ -149,12 +149,23 @@ def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester,
     assert {t.split("::")[-1] for t in run.outcomes} >= {
         "test_sparkrun_runs_on_the_head[spark-1]", "test_the_definition_lists_the_nodes_head_first[spark-1]",
         "test_the_multi_node_path_uses_cx7_addresses[spark-1]", "test_passwordless_ssh_over_cx7[spark-1->spark-2]",
-        "test_passwordless_ssh_over_cx7[spark-2->spark-1]", "test_password_login_is_off[spark-2]"}
+        "test_passwordless_ssh_over_cx7[spark-2->spark-1]", "test_password_login_is_off[spark-2]",
+        "test_sparkrun_setup_check_finds_no_gap[spark-1]", "test_sparkrun_setup_check_finds_no_gap[spark-2]",
+        "test_the_image_is_on_the_head[nvcr.io/nvidia/vllm:25.09-py3@spark-1]"}
     # the real sparkrun CLI's answers are the evidence
-    evidence = [e for t in results(run)["tests"] for e in t["evidence"]]
+    doc = results(run)
+    evidence = [e for t in doc["tests"] for e in t["evidence"]]
     shown = [json.loads(e["stdout"]) for e in evidence if "sparkrun cluster show spark-pair --json" in e["command"]]
     assert shown and shown[0]["hosts"] == ["192.168.100.10", "192.168.100.11"]
     assert any(e["stdout"].startswith("sparkrun, version ") for e in evidence)
+    checked = [json.loads(e["stdout"]) for e in evidence if "sparkrun setup check --cluster spark-pair" in e["command"]]
+    assert checked and checked[0]["hosts"] == ["192.168.100.10", "192.168.100.11"] and checked[0]["critical_gaps"] == 0
+    # the guide's minimal acceptance: four items proven; backup and restore need [rollback] and a snapshot
+    states = {i["item"]: (i["state"], i["why"]) for i in doc["spark_acceptance"]}
+    assert [state for state, _ in states.values()] == ["passed"] * 4 + ["not checked"], states
+    assert "no [rollback] in the inventory" in states["Backup and restore steps tested without losing the management "
+                                                     "path"][1]
+    assert 'id="spark">Spark minimal acceptance</h2>' in (run.run_dir / "report.html").read_text()
     assert not leftovers(spark2)
 
 
