@@ -141,7 +141,7 @@ def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
 
 def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester, spark2, tmp_path):
     inventory = discovered(spark2, tmp_path / "cluster.toml")
-    run = run_suite(pytester, f"--inventory={inventory}", netns=spark2.rack.topo.bench)
+    run = run_suite(pytester, f"--inventory={inventory}", "-n", "2", netns=spark2.rack.topo.bench)
     assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
     for check in ("test_roce_bandwidth_over_the_port[spark-1->spark-2]", "test_nccl_across_the_nodes[all]",
                   "test_cx7_interface_up[spark-2:enP2p1s0f1np1]", "test_netplan_file_persists_the_cx7_addresses[spark-1]"):
@@ -208,7 +208,7 @@ def test_missing_ssh_key_fails_that_direction_only(pytester, thor5):
 def test_bond_lane_down_fails_the_lane_the_bond_and_the_bonded_rates_of_that_node(pytester, thor5):
     with planted(thor5, "thor-4", "bond-lane-down", "mgbe1_0"):
         run = suite(pytester, thor5, "tests_physical", "tests_network/test_bond.py",
-                    "tests_network/test_throughput.py::test_iperf3_bonded_four_streams", "--node", "thor-4")
+                    "tests_network/test_throughput.py::test_iperf3_bonded_four_streams", "--node", "thor-4", "-n", "2")
     bonded = {t for t in run.outcomes if "four_streams" in t}
     assert bonded and all("thor-4" in t for t in bonded)
     assert run.failed == {"test_lanes::test_lane_link_detected[thor-4:mgbe1_0]", "test_bond::test_bond_state[thor-4]"
@@ -220,7 +220,7 @@ def test_bond_lane_down_fails_the_lane_the_bond_and_the_bonded_rates_of_that_nod
 
 def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester, thor5):
     with planted(thor5, "thor-5", "node-unreachable"):
-        run = suite(pytester, thor5, "-k", "not iperf3")
+        run = suite(pytester, thor5, "-k", "not iperf3", "-n", "2")
     # the controller reaches thor-5 no more; every check that runs a command there fails with
     # that reason, the checks of the others pass (thor-5 still answers on the cluster network)
     doc = results(run)
@@ -272,8 +272,8 @@ def test_jetpack_mismatch_names_the_odd_node(pytester, thor5):
 
 @pytest.mark.parametrize("kind", ["engine-down", "engine-on-loopback"])
 def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor5, kind):
-    with planted(thor5, "thor-2", kind):
-        run = suite(pytester, thor5, "tests_serving")
+    with planted(thor5, "thor-2", kind):   # what an engine touches: the engines' and the agent's checks
+        run = suite(pytester, thor5, "tests_serving/test_engines.py", "tests_serving/test_agent.py", "-n", "2")
     model = "llama-3.1-8b@thor-2"
     assert run.failed == {f"test_engines::test_engine_listens_on_its_cluster_address[{model}]",
                           f"test_engines::test_engine_answers_from_the_agent_node[{model}]",
@@ -296,10 +296,12 @@ def test_slow_engine_fails_the_step_6_comparison_only(pytester, thor2):
 
 def test_lane_down_and_slow_engine_give_accepted_with_limits_and_name_them(pytester, thor5):
     with planted(thor5, "thor-3", "bond-lane-down", "mgbe1_0"), planted(thor5, "thor-3", "slow-engine"):
-        run = suite(pytester, thor5, "-n", "2")   # the whole suite: a narrowed run is INCOMPLETE
+        # every check involving thor-3: a declared scope (a narrowed run would be INCOMPLETE)
+        run = suite(pytester, thor5, "-n", "2", "--node", "thor-3")
     doc = results(run)
     verdict = doc["verdict"]
-    assert verdict["decision"] == "ACCEPTED WITH LIMITS", verdict
+    assert verdict["decision"] == "ACCEPTED WITH LIMITS" and doc["run"]["exit_status"] == 1, verdict
+    assert verdict["coverage"]["nodes"] == ["thor-3"] and verdict["coverage"]["complete"], verdict
     limited = " ".join(c["name"] for c in verdict["capabilities"] if c["status"] != "available")
     assert "thor-3" in limited and "gemma-3-12b" in limited, verdict
     html = (run.run_dir / "report.html").read_text()

@@ -17,7 +17,7 @@ MODEL = "llama-3.1-8b@thor-2"
 def test_a_stalled_engine_fails_naming_model_node_and_that_it_accepts_but_does_not_generate(pytester):
     with SimRack("thor2", unique_name("stall")) as rack:
         rack.fault("thor-2", "stalled-engine")
-        run = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "6", "tests_serving",
+        run = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "6", "tests_serving", "-n", "2",
                         netns=rack.rack.topo.bench)
         rack.heal("thor-2", "stalled-engine")
         healed = rack.chat("llama-3.1-8b")   # the healed engine streams again, through the agent

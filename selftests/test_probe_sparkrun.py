@@ -4,7 +4,8 @@ simulated spark2's head node over SSH, captured as printed (stderr with 2>&1, as
 - sparkrun_version_sim_0.4.2.txt: `sparkrun --version`;
 - sparkrun_cluster_show_json_sim_0.4.2_*.json: `sparkrun cluster show spark-pair --json` for the
   definition `sparkrun cluster create` made on the CX7 addresses (pair_cx7), and after
-  `sparkrun cluster update --hosts` put the worker first, the management addresses, the head alone;
+  `sparkrun cluster update --hosts` put the worker first, the management addresses, the head alone,
+  and after `--transfer-interface mgmt`;
 - sparkrun_cluster_show_sim_0.4.2_not_found.txt: the same for a cluster never defined;
 - sparkrun_bash_command_not_found.txt: what bash said on the head with sparkrun off its PATH;
 - sparkrun_setup_check_json_sim_0.4.2_*.json: `sparkrun setup check --cluster spark-pair --json`
@@ -50,6 +51,11 @@ def test_the_definitions_hosts_in_node_order(name, hosts):
     definition = parse_cluster_show(read(f"sparkrun_cluster_show_json_sim_0.4.2_{name}.json"))
     assert (definition.name, definition.hosts, definition.user, definition.transfer_interface) == (
         "spark-pair", hosts, "nvidia", "cx7")
+
+
+def test_a_definition_that_transfers_over_the_management_network():
+    definition = parse_cluster_show(read("sparkrun_cluster_show_json_sim_0.4.2_transfer_mgmt.json"))
+    assert (definition.hosts, definition.transfer_interface) == (("192.168.100.10", "192.168.100.11"), "mgmt")
 
 
 def test_a_cluster_never_defined():

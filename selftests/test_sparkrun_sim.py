@@ -56,6 +56,8 @@ def capabilities(doc: dict) -> dict[str, str]:
     ("sparkrun-on-mgmt", "test_the_multi_node_path_uses_cx7_addresses[spark-1]",
      ("192.168.77.11 (spark-1, on enP7s7)", "192.168.77.12 (spark-2, on enP7s7)", "CX7 address")),
     ("sparkrun-missing", "test_sparkrun_runs_on_the_head[spark-1]", ("spark-1", "not installed on the head")),
+    ("sparkrun-transfer-mgmt", "test_the_multi_node_path_uses_cx7_addresses[spark-1]",
+     ("transfer interface mgmt", "--transfer-interface cx7")),
 ])
 def test_each_fault_fails_exactly_its_check(pytester, spark2, fault, check, named):
     spark2.fault("spark-1", fault)
@@ -70,7 +72,8 @@ def test_each_fault_fails_exactly_its_check(pytester, spark2, fault, check, name
     if fault == "sparkrun-missing":    # the definition cannot be read: said, never passed
         skipped = {short(t) for t in run.with_outcome("skipped")}
         assert skipped == {"test_the_definition_lists_the_nodes_head_first[spark-1]",
-                           "test_the_multi_node_path_uses_cx7_addresses[spark-1]"}, run.output
+                           "test_the_multi_node_path_uses_cx7_addresses[spark-1]",
+                           f"{SETUP_CHECK}[spark-1]", f"{SETUP_CHECK}[spark-2]"}, run.output
 
 
 def test_netplan_on_the_down_twins_fails_the_netplan_check_naming_both_interfaces(pytester, spark2):

@@ -9,7 +9,7 @@ import pytest
 
 from rackproof import sparkrun
 from rackproof.capabilities import MULTI_NODE, SPARKRUN, SSH_MESH
-from rackproof.failure import Failure
+from rackproof.failure import Failure, together
 from rackproof.probes.docker import IMAGE_ID
 from rackproof.probes.sparkrun import CLUSTER_SHOW, SETUP_CHECK, SPARKRUN_VERSION
 
@@ -59,13 +59,19 @@ def test_the_definition_lists_the_nodes_head_first(sparkrun_head, hosts, invento
 @pytest.mark.capability(MULTI_NODE)
 def test_the_multi_node_path_uses_cx7_addresses(sparkrun_fabric, hosts, inventory):
     definition = _definition(sparkrun_fabric, inventory)
+    where = f"{sparkrun_fabric.name} sparkrun cluster {definition.name}"
     off_cx7 = [h for h in _placed(definition.hosts, hosts, inventory) if not h.cx7]
-    if off_cx7:
-        raise Failure(f"{sparkrun_fabric.name} sparkrun cluster {definition.name}", "hosts not on CX7: " + ", ".join(
+    failure = together([
+        Failure(where, "hosts not on CX7: " + ", ".join(
             f"{h.written} ({h.node or 'no node of the inventory'}"
             + (f", on {h.interface}" if h.interface else "") + ")" for h in off_cx7),
             cause="the definition names the Wi-Fi or management addresses, so model traffic between the nodes "
-                  "leaves the CX7 link: list each node's CX7 address")
+                  "leaves the CX7 link: list each node's CX7 address") if off_cx7 else None,
+        Failure(where, "transfer interface mgmt: models and images reach the workers over the management network",
+                cause=f"sparkrun cluster update {definition.name} --transfer-interface cx7")
+        if definition.transfer_interface == "mgmt" else None])
+    if failure:
+        raise failure
 
 
 @pytest.mark.capability(SPARKRUN)

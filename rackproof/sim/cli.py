@@ -51,6 +51,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   sparkrun-one-node             the cluster definition lists the head alone
   sparkrun-missing              the sparkrun CLI is gone from the head's PATH
   netplan-down-twin             the node's 40-cx7.yaml names the Down twins (f0np0) of the cabled interfaces
+  sparkrun-transfer-mgmt        the cluster definition's transfer interface becomes mgmt
   image-missing [IMAGE]         an image of [sparkrun] images (default: the first) is gone from the head's Docker
   docker-no-access              the login is taken out of the node's docker group (gpasswd -d)
   sparkrun-sudoers-missing      the node loses the sudoers rules sparkrun's wizard installs

@@ -680,6 +680,17 @@ def _u_sparkrun_hosts(rack, spec, node, name, undo):
     sparkrun.update_hosts(head, name, sparkrun.hosts(rack.profile))
 
 
+def _p_sparkrun_transfer_mgmt(rack, spec, node, args):
+    head, name = _sparkrun_head(rack, spec)
+    sparkrun.set_transfer_interface(head, name, "mgmt")
+    return name, {}, f"sparkrun cluster {name} on {head.spec.name} transfers over the management network"
+
+
+def _u_sparkrun_transfer_mgmt(rack, spec, node, name, undo):
+    head, _ = _sparkrun_head(rack, spec)
+    sparkrun.set_transfer_interface(head, name, "cx7")
+
+
 def _p_sparkrun_missing(rack, spec, node, args):
     head, _ = _sparkrun_head(rack, spec)
     path = head.dir / "bin" / "sparkrun"
@@ -768,6 +779,7 @@ _PLANT_AND_UNDO = {
     "sparkrun-on-mgmt": (_p_sparkrun_hosts(lambda p: [n.mgmt_ip for n in p.nodes]), _u_sparkrun_hosts),
     "sparkrun-one-node": (_p_sparkrun_hosts(lambda p: [p.nodes[0].cluster_ip]), _u_sparkrun_hosts),
     "sparkrun-missing": (_p_sparkrun_missing, _u_sparkrun_missing),
+    "sparkrun-transfer-mgmt": (_p_sparkrun_transfer_mgmt, _u_sparkrun_transfer_mgmt),
     "netplan-down-twin": (_p_netplan_down_twin, _u_netplan_down_twin),
     # sparkrun's runtime: an image the recipes need gone from the head, the login out of the docker
     # group (sparkrun setup check: FAIL), sparkrun's scoped sudoers rules missing (WARN)

@@ -175,9 +175,10 @@ class Rack:
         known_user, known_bench = [], []
         for n in nodes.values():
             key = " ".join(n.host_key)
+            # every address a node is reached by: its name, cluster and CX7 addresses, and the house
+            # network's (a sparkrun definition may name those)
             addrs = [n.spec.name] + [c.address.split("/")[0] for c in n.spec.cx7 if c.address]
-            if n.spec.ip:
-                addrs.append(n.spec.ip)
+            addrs += [ip for ip in (n.spec.ip, n.spec.mgmt_ip) if ip]
             known_user.append(f"{','.join(addrs)} {key}")
             known_bench.append(f"{n.spec.name},{n.spec.mgmt_ip} {key}")
         authorized = [bench_pub] + [user_keys[name] for name in nodes]

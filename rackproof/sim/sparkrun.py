@@ -90,8 +90,16 @@ def create_cluster(node, name: str, hosts: list[str], user: str) -> None:
                        f"{(out.stderr or out.stdout).strip()[-300:]}")
 
 
-def update_hosts(node, name: str, hosts: list[str]) -> None:
-    out = node.sh(f"sparkrun cluster update {shlex.quote(name)} --hosts {shlex.quote(','.join(hosts))}",
+def _update(node, name: str, option: str, value: str) -> None:
+    out = node.sh(f"sparkrun cluster update {shlex.quote(name)} {option} {shlex.quote(value)}",
                   user=True, check=False, timeout=60)
     if out.returncode != 0:
-        raise SimError(f"sparkrun cluster update {name} failed: {(out.stderr or out.stdout).strip()[-300:]}")
+        raise SimError(f"sparkrun cluster update {name} {option} failed: {(out.stderr or out.stdout).strip()[-300:]}")
+
+
+def update_hosts(node, name: str, hosts: list[str]) -> None:
+    _update(node, name, "--hosts", ",".join(hosts))
+
+
+def set_transfer_interface(node, name: str, interface: str) -> None:
+    _update(node, name, "--transfer-interface", interface)
