@@ -42,14 +42,17 @@ def parse_image_id(text: str) -> Image:
     raise ParseError(TOOL, "not an image id (sha256:...) nor docker's 'No such image'", text)
 
 
+def resolved(image: str) -> str:
+    """The reference as Docker resolves it: an image without tag or digest is NAME:latest."""
+    return image if ":" in image.rsplit("/", 1)[-1] or "@" in image else f"{image}:latest"
+
+
 def render_image_id(image: str, image_id: str | None) -> tuple[str, int]:
     """What `docker image inspect --format '{{.Id}}' IMAGE` prints (stdout when found, else
     stderr) and its exit status, as Docker 28 does: the daemon names the image as it resolved it."""
     if image_id is not None:
         return f"{image_id}\n", 0
-    last = image.rsplit("/", 1)[-1]
-    resolved = image if ":" in last or "@" in image else f"{image}:latest"
-    return f"Error response from daemon: No such image: {resolved}\n", 1
+    return f"Error response from daemon: No such image: {resolved(image)}\n", 1
 
 
 def render_no_access(path: str) -> str:

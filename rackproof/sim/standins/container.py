@@ -11,7 +11,7 @@ import os
 import sys
 
 from . import model
-from rackproof.probes.docker import render_image_id, render_no_access
+from rackproof.probes.docker import render_image_id, render_no_access, resolved
 
 DOCKER_VERSION = "28.3.3"
 CTK_VERSION, CTK_COMMIT = "1.17.8", "f202b80a9b9d0db00d9b1d73c0128c8962c55f4d"
@@ -24,12 +24,6 @@ def _may_use_docker() -> bool:
         return grp.getgrnam("docker").gr_gid in os.getgroups()
     except KeyError:
         return False
-
-
-def _normalized(ref: str) -> str:
-    """docker's short form: an image without tag or digest is NAME:latest."""
-    last = ref.rsplit("/", 1)[-1]
-    return ref if ":" in last or "@" in ref else f"{ref}:latest"
 
 
 def _docker(args: list[str], images: dict[str, str]) -> int:
@@ -46,7 +40,7 @@ def _docker(args: list[str], images: dict[str, str]) -> int:
                          f" Runtimes: io.containerd.runc.v2 nvidia runc\n Default Runtime: runc\n")
         return 0
     if args[:2] == ["image", "inspect"] and args[2:4] == ["--format", "{{.Id}}"] and len(args) == 5:
-        text, code = render_image_id(args[4], images.get(_normalized(args[4])))
+        text, code = render_image_id(args[4], images.get(resolved(args[4])))
         (sys.stdout if code == 0 else sys.stderr).write(text)
         return code
     sys.stderr.write("rackproof sim stand-in: only `docker info`, `docker --version` and "
@@ -56,7 +50,7 @@ def _docker(args: list[str], images: dict[str, str]) -> int:
 
 def run(tool: str, args: list[str]) -> int:
     if tool == "docker":
-        return _docker(args, {_normalized(k): v for k, v in model().get("docker_images", {}).items()})
+        return _docker(args, {resolved(k): v for k, v in model().get("docker_images", {}).items()})
     if args == ["--version"]:
         sys.stdout.write(f"NVIDIA Container Toolkit CLI version {CTK_VERSION}\ncommit: {CTK_COMMIT}\n")
         return 0
