@@ -20,7 +20,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 from rackproof import tomltext
 from rackproof.inventory import (Agent, Bond, Cluster, Cx7Interface, Engine, Expect, Inventory, InventoryError, Lane,
@@ -213,16 +213,23 @@ def test_no_accepted_inventory_has_a_floor_that_cannot_fail(example, overrides):
     load_or_refuse(toml_dumps(inventory))
 
 
+def _key_env_problems(value: str) -> str:
+    try:
+        parse_inventory(THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_env = {tomltext.value(value)}"))
+    except InventoryError as err:
+        assert_problem_lines(err)
+        return "\n".join(err.problems)
+    return ""
+
+
 @settings(max_examples=500, deadline=None)
 @given(value=st.text(min_size=10))
 def test_a_key_given_as_key_env_is_never_shown(value):
-    text = THOR5.replace('key_env = "THOR_AGENT_KEY"', f"key_env = {tomltext.value(value)}")
-    try:
-        parse_inventory(text)
-    except InventoryError as err:
-        assert_problem_lines(err)
-        shown = "\n".join(err.problems)
-        assert value not in shown and repr(value)[1:-1] not in shown
+    # a value that is part of the problem's own wording ("cluster.to") proves nothing either way
+    wording = _key_env_problems("an access key, not a name!")
+    assume(value not in wording and repr(value)[1:-1] not in wording)
+    shown = _key_env_problems(value)
+    assert value not in shown and repr(value)[1:-1] not in shown
 
 
 # --- each case of the issue, one by one ---------------------------------------------------------
