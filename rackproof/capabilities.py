@@ -29,3 +29,6 @@ CLOSED_NETWORK = "a closed cluster network"
 # a Spark cluster's launches through sparkrun (the Cordatus preflight's "sparkrun runtime": the CLI
 # and the container images on the head), with the cluster definition and sparkrun's own setup check
 SPARKRUN = "sparkrun launches (the CLI, the images and the cluster definition on the head)"
+# every plug in the port the plan (and its label) says: a swapped plug sends a person to the wrong
+# port, and every other failure message names the planned port
+CABLING = "cabling as planned (every plug in the port its label names, by LLDP)"

@@ -46,6 +46,23 @@ class Failure(AssertionError):
         return asdict(self)
 
 
+@dataclass(eq=False)
+class NotVerified(Exception):
+    """A check that could not be made for a reason that is no fault of the cluster (the node runs
+    no lldpd): neither passed nor failed. The report lists it in its scope with how to make it,
+    and the verdict never says more than was proven."""
+    where: str
+    what: str                      # "cabling against the plan (LLDP)"
+    why: str                       # "lldpd is not running"
+    how: str                       # what makes the check possible
+
+    def __post_init__(self):
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what} not verified: {self.why}. To verify it: {self.how}"
+
+
 def judge(m: Measurement, where: str, cause: str, *, also: str = "", seen: bool = False) -> Measurement:
     """The measurement, if its figure met its reference; else the Failure naming both
     (`also`: what else the run showed, after the figure)."""

@@ -212,6 +212,9 @@ ImageName = _str(_text("a container image (such as nvcr.io/nvidia/vllm:25.09-py3
                        "and @sha256:digest)", 255,
                        r"(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
                        r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?"))
+# how a switch names port N in LLDP, "{port}" standing for the number: swp{port}, Ethernet{port}, sfp28-{port}
+PortName = _str(_text("a port name with {port} once where the number goes (swp{port}, Ethernet1/{port}, sfp28-{port}), "
+                      "no other braces", 64, r"[^{}]*\{port\}[^{}]*", spaces=True))
 NodeFolder = _str(_text("an absolute folder on the nodes, without spaces", 1024, r"/[A-Za-z0-9_.@+/-]*"))
 KeyFile = _str(_key_file)
 EnvName = _str(_env_name)
@@ -281,6 +284,18 @@ class Switch(Model):
     ports: SwitchPort = 24
     port_speed_mbps: Mbps = 25000
     fec: FecMode = "RS"
+    # its name and port names as it announces them in LLDP (chassis name; port id or description)
+    lldp_port: PortName = "swp{port}"
+
+    def port_name(self, port: int) -> str:
+        return self.lldp_port.replace("{port}", str(port))
+
+    def port_number(self, name: str) -> int | None:
+        """The number of the port LLDP calls `name`, if it is named as lldp_port says."""
+        prefix, _, suffix = self.lldp_port.partition("{port}")
+        number = name.removeprefix(prefix).removesuffix(suffix) if name.startswith(prefix) and \
+            name.endswith(suffix) and len(name) > len(prefix) + len(suffix) else ""
+        return int(number) if number.isascii() and number.isdigit() and len(number) <= 6 else None
 
 
 class Lane(Model):

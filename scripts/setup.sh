@@ -16,6 +16,27 @@ if ((${#missing[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# lldpd: the simulated rack's LLDP, real frames between its namespaces. The package would start it
+# here and announce this machine on its own network: it is installed neither started nor enabled.
+if ! dpkg-query -W -f='${Status}' lldpd 2>/dev/null | grep -q "install ok installed"; then
+    echo "setup: installing lldpd (not started on this machine)"
+    own_policy=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        own_policy=1
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lldpd >/dev/null
+    if [ -n "$own_policy" ]; then
+        rm -f /usr/sbin/policy-rc.d
+        trap - EXIT
+    fi
+    if [ -d /run/systemd/system ]; then
+        systemctl disable --now lldpd >/dev/null 2>&1 || true
+    fi
+fi
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi

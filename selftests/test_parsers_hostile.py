@@ -13,6 +13,7 @@ Each gives a value of its type with every figure finite, or the parser's ParseEr
 
 import importlib
 import inspect
+import datetime
 import ipaddress
 import pkgutil
 import re
@@ -37,6 +38,7 @@ from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
 from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get, parse_route_table
 from rackproof.probes.iperf import IperfResult, parse_iperf3
 from rackproof.probes.jetson import L4TRelease, PowerMode, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel
+from rackproof.probes.lldp import parse_neighbours
 from rackproof.probes.nccl import NcclResult, parse_nccl
 from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, parse_netplan_naming
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
@@ -51,7 +53,7 @@ from rackproof.probes.sshkeys import parse_key_fingerprints
 from rackproof.probes.sudo import parse_sudo_list
 from rackproof.probes.sysctl import parse_sysctl
 from rackproof.probes.systemd import parse_systemctl_show
-from rackproof.probes.system import parse_answer
+from rackproof.probes.system import parse_answer, parse_clock
 from selftests.robustness import (
     adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples, value_or_parse_error)
 
@@ -120,6 +122,8 @@ PARSERS = [
     Parser(parse_mode_owner, (FileMode, type(None)), samples("stat_*")),
     Parser(parse_netplan_naming, NetplanNaming, samples("netplan_naming_*")),
     Parser(parse_answer, str, samples("hostname_*", "id_un_*"), check=lambda answer: answer == answer.strip()),
+    Parser(parse_clock, datetime.datetime, samples("date_u_s_*")),
+    Parser(parse_neighbours, tuple, samples("lldpcli_*"), json="{}"),
     Parser(parse_nvidia_smi_query, tuple, samples("nvidia_smi_*"),
            args=st.tuples(st.lists(st.sampled_from(GPU_FIELDS) | st.text(max_size=8), min_size=1, max_size=7)),
            fixed_args=(["name", "memory.total"],)),

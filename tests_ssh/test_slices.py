@@ -3,8 +3,6 @@ window of time. Reservations do not overlap and name logins that exist; during a
 its holder runs there; every job carries RuntimeMaxSec; nobody who holds a slice has sudo;
 each home is the holder's alone (mode 700)."""
 
-import datetime
-
 import pytest
 
 from rackproof import sharing
@@ -13,6 +11,7 @@ from rackproof.failure import Failure
 from rackproof.probes.accounts import PASSWD, PROCESSES
 from rackproof.probes.netplan import MODE_OWNER
 from rackproof.probes.sudo import SUDO_RULES
+from rackproof.probes.system import CLOCK
 from rackproof.probes.systemd import USER_JOBS
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slices"), pytest.mark.capability(PRIVATE_SLICES)]
@@ -43,8 +42,7 @@ def test_holders_have_logins(node, inventory):
 
 
 def test_only_the_holder_runs_during_a_window(node, inventory):
-    now = datetime.datetime.now(datetime.timezone.utc)
-    holding = sharing.holding_now(inventory.slices.reservations, node.name, now)
+    holding = sharing.holding_now(inventory.slices.reservations, node.name, node.read(CLOCK))
     others = [p for p in node.read(PROCESSES)
               if p.user in inventory.slices.holders and p.user not in {r.person for r in holding}]
     if holding and others:

@@ -24,8 +24,9 @@ from . import baseline as baseline_diff
 from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
 
-SCHEMA_VERSION = "2.4"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
-#   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance
+SCHEMA_VERSION = "2.5"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+#   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
+#   2.5: the outcome "not verified" (a check that could not be made, listed in the scope)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -162,7 +163,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
         "tests": tests,
         "nodes": nodes,
         "topology": topology.build(cluster, tests, interface_facts, reach),
-        "scope": _scope(scope),
+        "scope": _scope([*scope, *((t["check"], t["message"]) for t in tests if t["outcome"] == "not verified")]),
         "waivers": waiver_rules.statuses(waivers, tests, today),
         "baseline": None,
         "what_changed": what_changed,

@@ -7,6 +7,8 @@
     error     the check could not reach a verdict (a timeout, no recorded answer, a broken
               fixture): unconfirmed, never passed
     skipped   not judged, with the reason
+    not verified  the check could not be made for a reason that is no fault of the cluster (no
+              lldpd on the node): neither passed nor failed; the text says how to make it
     waived    failed, and a valid waiver accepts that failure
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-OUTCOMES = ("passed", "warned", "failed", "error", "skipped", "waived")
+OUTCOMES = ("passed", "warned", "failed", "error", "skipped", "waived", "not verified")
 PROBLEMS = ("failed", "error")
 
 
@@ -51,6 +53,8 @@ def judge(phases: list[Phase]) -> tuple[str, str]:
         return "error", teardown.text
     if "rackproof_waiver" in props:
         return "waived", call.text if call else ""
+    if "rackproof_not_verified" in props:
+        return "not verified", props["rackproof_not_verified"]
     skipped = next((p for p in phases if p.outcome == "skipped"), None)
     if skipped:
         return "skipped", skipped.text

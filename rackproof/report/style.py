@@ -3,10 +3,12 @@
 RED, ORANGE, PURPLE, GREEN, AMBER, GREY, SLATE = "#c62828", "#e65100", "#6a1b9a", "#2e7d32", "#f9a825", "#9e9e9e", "#607d8b"
 
 STATE_COLORS = {"failed": RED, "error": ORANGE, "unconfirmed": ORANGE, "waived": PURPLE, "passed": GREEN,
-                "not checked": GREY}
-OUTCOME_COLORS = {"passed": GREEN, "warned": AMBER, "failed": RED, "error": ORANGE, "skipped": GREY, "waived": PURPLE}
+                "not checked": GREY, "not verified": SLATE}
+OUTCOME_COLORS = {"passed": GREEN, "warned": AMBER, "failed": RED, "error": ORANGE, "skipped": GREY, "waived": PURPLE,
+                  "not verified": SLATE}
 VERDICT_COLORS = {"ACCEPTED": GREEN, "ACCEPTED WITH LIMITS": AMBER, "REJECTED": RED, "INCOMPLETE": ORANGE}
-CAPABILITY_COLORS = {"blocked": RED, "limited": AMBER, "unconfirmed": ORANGE, "available": GREEN, "not checked": GREY}
+CAPABILITY_COLORS = {"blocked": RED, "limited": AMBER, "unconfirmed": ORANGE, "available": GREEN, "not checked": GREY,
+                     "not verified": SLATE}
 MEASUREMENT_COLORS = {"passed": GREEN, "warned": AMBER, "failed": RED, None: SLATE}
 
 CSS = """

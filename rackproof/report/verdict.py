@@ -4,7 +4,9 @@ and its failure either blocks the cluster or only takes that capability away.
     REJECTED              a blocking capability failed, or could not be confirmed (an error),
                           or no check reached a verdict at all
     ACCEPTED WITH LIMITS  only non-blocking capabilities failed or are unconfirmed; each is
-                          listed with the messages of the checks that took it away
+                          listed with the messages of the checks that took it away. Also when
+                          nothing failed but a check could not be made (not verified: no lldpd
+                          on a node): the verdict names what was not proven
     INCOMPLETE            nothing blocks the cluster so far, but the run did not cover its scope:
                           interrupted (Ctrl-C, SIGTERM, a crashed worker, -x, --maxfail) or
                           narrowed (-k, -m, --deselect, --ignore, test paths); what did not run
@@ -25,8 +27,8 @@ ACCEPTED, LIMITED, REJECTED, INCOMPLETE = "ACCEPTED", "ACCEPTED WITH LIMITS", "R
 UNDECLARED = {"name": "the cluster as a whole (checks that declare no capability)", "blocks": True}
 
 # status of a capability, worst first
-BLOCKED, LIMITED_CAP, UNCONFIRMED, AVAILABLE, NOT_CHECKED = (
-    "blocked", "limited", "unconfirmed", "available", "not checked")
+BLOCKED, LIMITED_CAP, UNCONFIRMED, NOT_VERIFIED, AVAILABLE, NOT_CHECKED = (
+    "blocked", "limited", "unconfirmed", "not verified", "available", "not checked")
 
 
 def _first_line(text: str) -> str:
@@ -41,7 +43,7 @@ def capabilities(tests: list[dict]) -> list[dict]:
         cap = caps.setdefault(declared["name"], {"name": declared["name"], "blocks": False, "counts": {}, "why": []})
         cap["blocks"] = cap["blocks"] or declared["blocks"]
         cap["counts"][test["outcome"]] = cap["counts"].get(test["outcome"], 0) + 1
-        if test["outcome"] in ("failed", "error"):
+        if test["outcome"] in ("failed", "error", "not verified"):
             cap["why"].append({"test": test["id"], "outcome": test["outcome"], "message": _first_line(test["message"])})
     for cap in caps.values():
         counts = cap["counts"]
@@ -49,6 +51,8 @@ def capabilities(tests: list[dict]) -> list[dict]:
             cap["status"] = BLOCKED if cap["blocks"] else LIMITED_CAP
         elif counts.get("error"):
             cap["status"] = UNCONFIRMED
+        elif counts.get("not verified"):
+            cap["status"] = NOT_VERIFIED
         elif any(counts.get(o) for o in ("passed", "warned", "waived")):
             cap["status"] = AVAILABLE
         else:
@@ -99,7 +103,8 @@ def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
     caps = capabilities(tests)
     blocking = [c for c in caps if c["blocks"] and c["status"] in (BLOCKED, UNCONFIRMED)]
     limited = [c for c in caps if not c["blocks"] and c["status"] in (LIMITED_CAP, UNCONFIRMED)]
-    judged = [t for t in tests if t["outcome"] != "skipped"]
+    judged = [t for t in tests if t["outcome"] not in ("skipped", "not verified")]
+    unverified = [c for c in caps if c["status"] == NOT_VERIFIED]
     if blocking:
         decision = REJECTED
         summary = "; ".join(
@@ -112,10 +117,13 @@ def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
         summary = f"the run did not cover its scope: {coverage.describe()}; nothing can be accepted from it"
     elif not judged:
         decision, summary = REJECTED, "no check reached a verdict, so nothing can be accepted"
-    elif limited:
+    elif limited or unverified:
         decision = LIMITED
-        summary = "not available: " + "; ".join(
-            c["name"] + (" (unconfirmed)" if c["status"] == UNCONFIRMED else "") for c in limited)
+        summary = "; ".join(filter(None, (
+            limited and "not available: " + "; ".join(
+                c["name"] + (" (unconfirmed)" if c["status"] == UNCONFIRMED else "") for c in limited),
+            unverified and "not verified: " + "; ".join(
+                f"{c['name']} ({', '.join(w['message'].partition(':')[0] for w in c['why'])})" for c in unverified))))
     else:
         decision = ACCEPTED
         counts = {o: sum(t["outcome"] == o for t in judged) for o in ("passed", "warned", "waived")}

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from .. import tomltext
-from . import node as nodemod, profiles, sparkrun
-from .util import SimError, pid_alive, wait_until
+from . import lldp, node as nodemod, profiles, sparkrun
+from .util import SimError, batch, pid_alive, run, wait_until
 
 
 # --- planting --------------------------------------------------------------------------------
@@ -753,8 +753,99 @@ def _u_sparkrun_sudoers_missing(rack, spec, node, target, undo):
         os.chmod(folder / name, 0o440)
 
 
+# --- cabling: plugs in other ports, lldpd ------------------------------------------------------
+# A plug moved to another port is the port's name moved: the switch's lldpd announces the new name
+# on the same veth, as a real switch announces the port a cable is now in. Traffic follows the
+# cable, and a fault planted later by port (lane-down) takes down the port, whatever is in it.
+
+def _port_names(rack) -> set[str]:
+    out = run(["ip", "-n", rack.topo.fabric_ns, "-o", "link", "show"]).stdout
+    return {line.split(": ")[1].split("@")[0] for line in out.splitlines() if ": " in line}
+
+
+def _trade_ports(rack, a: int, b: int) -> None:
+    """The plugs in ports a and b trade places (b may be empty: the plug in a moves there)."""
+    names = _port_names(rack)
+    lines = [f"link set dev swp{a} name swpmove"]
+    if f"swp{b}" in names:
+        lines.append(f"link set dev swp{b} name swp{a}")
+    lines.append(f"link set dev swpmove name swp{b}")
+    batch("ip", rack.topo.fabric_ns, lines)
+
+
+def _wait_heard_in(rack, node: str, lane: str, port: int) -> None:
+    from rackproof.probes.lldp import parse_neighbours
+
+    n = rack.node(node)
+
+    def heard():
+        out = n.sh("lldpcli -f json0 show neighbors", check=False).stdout
+        on_lane = [x for x in parse_neighbours(out or '{"lldp": []}') if x.interface == lane]
+        return bool(on_lane) and min(on_lane, key=lambda x: x.age_s or 0).port_id == f"swp{port}"
+    wait_until(f"{node} {lane} hearing switch port swp{port}", heard, 10, 0.2)
+
+
+def _p_plugs_swapped(rack, spec, node, args):
+    """Two plugs of one node in each other's ports (the chapter's most common cabling fault)."""
+    cabled = [lane.name for lane in spec.lanes if lane.connected] if spec.platform == "thor" else []
+    if len(cabled) < 2:
+        raise SimError(f"{node} has fewer than two cabled lanes (a Thor of thor5)")
+    a, b = args[:2] if len(args) >= 2 else cabled[1:3] if len(cabled) > 2 else cabled[:2]
+    for lane in (a, b):
+        _lane(spec, [lane])
+    pa, pb = spec.lane(a).switch_port, spec.lane(b).switch_port
+    _trade_ports(rack, pa, pb)
+    _wait_heard_in(rack, node, a, pb)
+    return f"{a} {b}", {"ports": [pa, pb], "heard": [[node, a, pa]]}, \
+        f"{a} is in port {pb} and {b} in port {pa} (LLDP announces them so)"
+
+
+def _p_plug_in_port(rack, spec, node, args):
+    """A plug in another node's port: the two plugs trade ports (one port holds one plug)."""
+    lane = _lane(spec, args[:1])
+    ports = (rack.profile.switch or {}).get("ports", 24)
+    planned = spec.lane(lane).switch_port
+    owners = {ln.switch_port: (n, ln) for n in rack.profile.nodes for ln in n.lanes if ln.connected}
+    if len(args) > 1:
+        if not args[1].isdigit() or not 1 <= int(args[1]) <= ports or int(args[1]) == planned:
+            raise SimError(f"{args[1]!r} is not another port of the switch (1-{ports}, not {planned})")
+        port = int(args[1])
+    else:
+        port = next(p for p in sorted(owners) if owners[p][0].name != node)
+    _trade_ports(rack, planned, port)
+    _wait_heard_in(rack, node, lane, port)
+    moved = owners.get(port)
+    heard = [[node, lane, planned]] + ([[moved[0].name, moved[1].name, port]] if moved else [])
+    said = f"{lane} is in port {port}" + (f", {moved[0].name} {moved[1].name}'s plug in port {planned}" if moved else "")
+    return lane, {"ports": [planned, port], "heard": heard}, said
+
+
+def _u_moved_plugs(rack, spec, node, target, undo):
+    a, b = undo["ports"]
+    _trade_ports(rack, b, a)
+    for where, lane, port in undo["heard"]:
+        _wait_heard_in(rack, where, lane, port)
+
+
+def _p_lldpd_missing(rack, spec, node, args):
+    pid = rack.record["nodes"][node].get("lldpd")
+    if not pid_alive(pid):
+        raise SimError(f"lldpd is not running on {node}")
+    os.kill(pid, signal.SIGTERM)
+    wait_until(f"lldpd on {node} to stop", lambda: not pid_alive(pid), 5, 0.05)
+    return "lldpd", {}, f"{node} runs no lldpd (lldpcli cannot reach it)"
+
+
+def _u_lldpd_missing(rack, spec, node, target, undo):
+    n = rack.node(node)
+    rack.record["nodes"][node]["lldpd"] = rack.start_lldpd(n)
+    lldp.wait_heard(n, lldp.cabled(spec))
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
+    "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
+    "lldpd-missing": (_p_lldpd_missing, _u_lldpd_missing),
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
     "fec-mismatch": (_p_fec, _u_fec), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
     "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),

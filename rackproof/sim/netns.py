@@ -165,7 +165,8 @@ class Topology:
         cab = self.fabric_ns
         links = sorted({c.link for n in self.p.nodes for c in n.cx7 if c.link})
         for link in links:
-            ip[cab] += [f"link add name cx{link} type bridge", f"link set cx{link} up"]
+            # a cable passes LLDP frames (01:80:c2:00:00:0e, bit 14 of the mask): each host hears the other
+            ip[cab] += [f"link add name cx{link} type bridge group_fwd_mask 0x4000", f"link set cx{link} up"]
         rate = self.p.shaped_mbit
         for node in self.p.nodes:
             ns = self.node_ns(node.name)

@@ -109,6 +109,9 @@ class Node:
                                        "ff02::1\tip6-allnodes", "ff02::2\tip6-allrouters", ""]
                                       + hosts_lines) + "\n")
         passwd, group, shadow, gshadow = _accounts({USER: self.uid, **self.holders})
+        # the login in adm, as Ubuntu's first user (JetPack, DGX OS): Debian's lldpcli (setuid
+        # _lldpd) runs for adm only, and the cabling check asks it as the login
+        group, gshadow = _with_group(group, gshadow, "adm", USER)
         if self.spec.platform == "spark":
             # Docker's socket group, the login in it (sparkrun's "Docker usable without sudo")
             group, gshadow = _with_group(group, gshadow, "docker", USER)

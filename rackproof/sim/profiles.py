@@ -244,7 +244,7 @@ def _thor_profile(name: str, cluster_name: str, nodes, engines, **rest) -> Profi
     return Profile(
         name=name, cluster_name=cluster_name, platform="thor",
         nodes=nodes, lane_rate_mbps=25000, shaped_rate_mbps=25000,
-        switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS"},
+        switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS", "lldp_port": "swp{port}"},
         engines=engines, agent_node="thor-1",
         # three measured seconds: a shaped veth lane settles within the warm-up second
         expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0", "iperf_seconds": 3},

@@ -20,7 +20,7 @@ from pathlib import Path
 import icalendar
 
 from .. import tomltext
-from . import netns, node as nodemod, slurm, sparkrun
+from . import lldp, netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac
 from .profiles import MGMT_NET, SCALE, USER, Profile, get_profile, node_model
@@ -96,6 +96,7 @@ class Rack:
     @classmethod
     def up(cls, profile_name: str, name: str | None = None, log=None) -> "Rack":
         require_root()
+        lldp.require()
         profile = get_profile(profile_name)
         name = name or profile.name
         if not valid_name(name):
@@ -167,6 +168,7 @@ class Rack:
             if p.sharing:
                 slurm.write_files(p, n.dir, munge_key)
             s.save_model(n.spec.name, node_model(p, n.spec, lambda ifname, spec=n.spec: mac(p, spec, ifname)))
+            lldp.write_node_conf(n.dir / "etc.upper")
             self._write_standins(n)
             return n.keygen()
 
@@ -202,6 +204,12 @@ class Rack:
             list(pool.map(lambda n: n.setup_mounts(), nodes.values()))
         for n in nodes.values():
             self.record["nodes"][n.spec.name]["sshd"] = n.start_sshd()
+        self.state.save(self.record)
+        log("LLDP")
+        if p.platform == "thor":
+            self.record["switch_lldpd"] = lldp.start_switch(topo.fabric_ns, p.switch["name"], s.root / "switch-lldpd.log")
+        for n in nodes.values():
+            self.record["nodes"][n.spec.name]["lldpd"] = self.start_lldpd(n)
         self.state.save(self.record)
 
         if p.sparkrun_cluster:
@@ -249,6 +257,8 @@ class Rack:
             wait_until(f"the agent on {p.agent_node} ({p.agent_listen})",
                        lambda: in_netns(topo.node_ns(p.agent_node), probe_tcp, host, int(port)),
                        max(deadline - time.monotonic(), 1))
+        for n in nodes.values():
+            lldp.wait_heard(n, lldp.cabled(n.spec), max(deadline - time.monotonic(), 3))
         for ns in topo.namespaces():
             if netns.has_default_route(ns):
                 raise SimError(f"namespace {ns} has a default route: the rack must have no way out")
@@ -330,6 +340,10 @@ class Rack:
         return proc.pid
 
     # engines and agent ----------------------------------------------------------------------
+    def start_lldpd(self, n: nodemod.Node) -> int:
+        interfaces = [lane.name for lane in n.spec.lanes] + [c.name for c in n.spec.cx7]
+        return n.spawn(lldp.node_command(interfaces), n.dir / "log" / "lldpd.log")
+
     def start_engine(self, n: nodemod.Node, e, listen: str | None = None) -> int:
         return n.spawn_user(
             [nodemod.PY, "-S", "-m", "rackproof.sim.engines", "--model", e.model, "--host", listen or e.listen,
@@ -424,6 +438,7 @@ class Rack:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
 
 def stale_namespaces(name: str) -> list[str]:
     """Namespaces named like this rack's, whatever its record says."""

@@ -1,0 +1,22 @@
+"""The chapter's labels and port order, proven (step 1): every cabled lane is in the switch port
+the plan gives it, as the switch announces it over LLDP; on a Spark pair, the QSFP cable joins
+the interfaces the inventory pairs. A node without lldpd leaves its cabling not verified."""
+
+import pytest
+
+from rackproof import cabling
+from rackproof.capabilities import CABLING
+
+pytestmark = [pytest.mark.step(1), pytest.mark.capability(CABLING, blocks=True)]
+
+
+def test_lane_is_in_its_planned_port(lane, inventory):
+    heard = cabling.heard(lane.host, inventory.cluster.user)
+    cabling.check_lane(inventory, lane.host.spec, lane.spec, heard)
+
+
+def test_cx7_cable_joins_the_planned_ports(cx7, inventory):
+    if not cabling.far_ends(inventory, cx7.host.spec, cx7.spec):
+        pytest.skip("the inventory names no node at the far end of this cable (no peer on its subnet)")
+    heard = cabling.heard(cx7.host, inventory.cluster.user)
+    cabling.check_cx7(inventory, cx7.host.spec, cx7.spec, heard)
