@@ -59,7 +59,8 @@ def check_lane(inventory: Inventory, node: Node, lane: Lane, seen: dict[str, lis
     planned = f"{switch.name} port {lane.switch_port} ({switch.port_name(lane.switch_port)})"
     heard_here = seen.get(lane.name, [])
     if not heard_here:
-        raise NotVerified(where, WHAT, "lldpd on the node heard no LLDP announcement on this lane",
+        raise NotVerified(where, WHAT, "lldpd on the node heard no LLDP announcement on this lane (a lane without "
+                          "link hears none: see test_lane_link_detected)",
                           f"enable LLDP on {switch.name} (port {lane.switch_port} and the others of the shelf)")
     # the newest announcement: after a plug is moved, the old port's lingers until its TTL ends
     newest = _newest(heard_here)

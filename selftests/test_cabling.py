@@ -79,7 +79,8 @@ def test_silence_on_a_lane_is_not_verified():
     with pytest.raises(NotVerified) as caught:
         judge("thor-2", "mgbe0_0", {})
     assert str(caught.value) == ("thor-2 mgbe0_0 (cable thor-2/1): cabling against the plan (LLDP) not verified: lldpd "
-                                 "on the node heard no LLDP announcement on this lane. To verify it: enable LLDP on "
+                                 "on the node heard no LLDP announcement on this lane (a lane without link hears none: see "
+                                 "test_lane_link_detected). To verify it: enable LLDP on "
                                  "sw-25g (port 5 and the others of the shelf)")
 
 

@@ -74,6 +74,7 @@ def test_the_same_faults_reject_or_limit_as_the_capabilities_say(pytester):
     assert step3.results["verdict"]["summary"].startswith("cluster network of thor-2: failed")
     assert {s["check"] for s in step3.results["scope"]} == {
         "test_passwordless_ssh", "test_same_login_on_every_node", "test_passwordless_ssh_over_cx7",   # step 4
+        "test_cx7_cable_joins_the_planned_ports",   # a Spark's
         "test_reservations_do_not_overlap", "test_holders_have_logins", "test_only_the_holder_runs_during_a_window",
         "test_every_job_has_a_time_limit", "test_slice_holders_have_no_sudo", "test_homes_are_private"}   # step 9
     # a blocking SSH failure
@@ -117,7 +118,11 @@ def test_waived_failures_still_run_are_reported_and_do_not_fail_the_run(pytester
     assert fec["outcome"] == "waived" and "found BaseR" in fec["message"]
     assert fec["waiver"]["approved_by"] == "J. Doe, network lead" and fec["waiver"]["status"] == "applied"
     assert run.test("test_lane_link_detected[thor-3:mgbe1_0]")["outcome"] == "waived"
-    assert run.results["verdict"]["decision"] == "ACCEPTED"
+    # a lane without its cable hears no LLDP: its port is not verified, and the verdict says so
+    assert run.test("test_lane_is_in_its_planned_port[thor-3:mgbe1_0]")["outcome"] == "not verified"
+    assert run.results["verdict"]["decision"] == "ACCEPTED WITH LIMITS"
+    assert run.results["verdict"]["summary"] == ("not verified: cabling as planned (every plug in the port its label "
+                                                 "names, by LLDP) for thor-3 mgbe1_0 (cable thor-3/2)")
     assert [w["status"] for w in run.results["waivers"]] == ["applied", "applied", "not needed"]
     skipped = [c.find("skipped") for c in run.junit.iter("testcase") if c.get("name") == "test_lane_fec[thor-2:mgbe0_0]"]
     assert "waived until 2099-01-31 by J. Doe, network lead" in skipped[0].get("message")
@@ -176,6 +181,7 @@ def test_measurements_facts_and_outcomes_reach_the_report(pytester):
     assert 'data-subject="thor-5 -&gt; thor-2" data-verdict="failed"' in run.html
     assert all(n["facts"]["jetpack"] == "7.0" and n["facts"]["hostname"] == n["name"] for n in run.results["nodes"])
     assert run.results["scope"] == [
+        {"check": "test_cx7_cable_joins_the_planned_ports", "count": 1, "reasons": ["applies to spark clusters only"]},
         {"check": "test_passwordless_ssh_over_cx7", "count": 1, "reasons": ["applies to spark clusters only"]},
         {"check": "test_synthetic_pull_a_bond_lane", "count": 5,
          "reasons": ["disturbs the cluster; run with --allow-disruptive"]}]

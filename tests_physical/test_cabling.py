@@ -10,11 +10,13 @@ from rackproof.capabilities import CABLING
 pytestmark = [pytest.mark.step(1), pytest.mark.capability(CABLING, blocks=True)]
 
 
+@pytest.mark.platform("thor")
 def test_lane_is_in_its_planned_port(lane, inventory):
     heard = cabling.heard(lane.host, inventory.cluster.user)
     cabling.check_lane(inventory, lane.host.spec, lane.spec, heard)
 
 
+@pytest.mark.platform("spark")
 def test_cx7_cable_joins_the_planned_ports(cx7, inventory):
     if not cabling.far_ends(inventory, cx7.host.spec, cx7.spec):
         pytest.skip("the inventory names no node at the far end of this cable (no peer on its subnet)")

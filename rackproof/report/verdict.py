@@ -123,7 +123,7 @@ def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
             limited and "not available: " + "; ".join(
                 c["name"] + (" (unconfirmed)" if c["status"] == UNCONFIRMED else "") for c in limited),
             unverified and "not verified: " + "; ".join(
-                f"{c['name']} ({', '.join(w['message'].partition(':')[0] for w in c['why'])})" for c in unverified))))
+                f"{c['name']} for {', '.join(w['message'].partition(':')[0] for w in c['why'])}" for c in unverified))))
     else:
         decision = ACCEPTED
         counts = {o: sum(t["outcome"] == o for t in judged) for o in ("passed", "warned", "waived")}
