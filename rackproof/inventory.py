@@ -268,6 +268,9 @@ class Expect(Model):
     remote_tokens_ratio_floor: Fraction = 0.9
     all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = 6  # above this, a covering set of pairs
     iperf_seconds: Annotated[int, Field(ge=1, le=60)] = 5
+    # corrected FEC blocks per GB a lane may receive under load: a healthy 25G or 200G DAC corrects a few
+    # (a pre-FEC bit error rate under ~1e-8); a marginal one corrects thousands and fails next week
+    fec_corrected_per_gb: _positive(1e9) = 1000.0
     # how long a streamed chat may stay silent, the first token included: a loaded engine answers
     # a short prompt well within it, one that never generates fails in seconds
     first_token_seconds: Annotated[float, Field(gt=0, le=120, allow_inf_nan=False)] = 5.0

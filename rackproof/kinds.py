@@ -124,6 +124,7 @@ KINDS = {k.name: k for k in (
     # a node on a cluster network: its address (Thor) or CX7 addresses (Spark)
     Kind("network_node", lambda c: [(name,) for name in _names(c, lambda n: n.address or n.cx7)], _first_node),
     Kind("lane", lambda c: [(n.name, lane.name) for n, lane in c.lanes], _interface),
+    Kind("loaded_lane", lambda c: [(n.name, lane.name) for n, lane in c.lanes], _interface),
     Kind("cx7", lambda c: [(n.name, x.name) for n in c.nodes for x in n.cx7], _interface),
     Kind("pair", lambda c: [(a.name, b.name) for a, b in c.ordered_pairs], _pair, _pair_id),
     Kind("link_pair", lambda c: _pairs_in_rounds(_names(c, lambda n: n.address), c), _pair, _pair_id),

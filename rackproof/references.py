@@ -78,6 +78,8 @@ REFERENCES = {r.name: r for r in (
               "the engine's tokens_per_s_floor (none: recorded, not judged)"),
     Reference("remote_ratio", "remote/local tokens/s", "ratio", lambda e: e.remote_tokens_ratio_floor,
               "remote_tokens_ratio_floor"),
+    Reference("lane.fec_corrected", "FEC corrected under load", "blocks/GB", lambda e: e.fec_corrected_per_gb,
+              "fec_corrected_per_gb", better="lower"),
     # recorded for the report: the attempt a retry replaced, per-link and per-peer figures
     Reference("lane.rate.other_attempt", "lane rate, other attempt", "Gbit/s"),
     Reference("bond.rate.other_attempt", "bonded rate, other attempt", "Gbit/s"),

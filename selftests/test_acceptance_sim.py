@@ -120,7 +120,14 @@ def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves
             for t in doc["tests"] if "test_node_takes_jobs[" in t["id"]}
     assert srun == {f"test_node_takes_jobs[thor-{i}]": [("thor-1", f"thor-{i}")] for i in range(1, 6)}
     kinds = {m["kind"] for t in doc["tests"] for m in t.get("measurements", [])}
-    assert {"lane rate", "bonded rate", "tokens/s", "time to first token"} <= kinds
+    assert {"lane rate", "bonded rate", "tokens/s", "time to first token", "FEC corrected under load"} <= kinds
+    # cabling proven by the switch's own LLDP announcements: lldpcli's JSON is the evidence
+    cabling = [t for t in doc["tests"] if "test_lane_is_in_its_planned_port[" in t["id"]]
+    assert len(cabling) == 20 and all('"sw-25g"' in e["stdout"] for t in cabling for e in t["evidence"]
+                                      if e["command"].startswith("lldpcli")), cabling[:1]
+    # every lane carried load and its counters were read before and after it
+    health = [t for t in doc["tests"] if "test_lane_error_counters_under_load[" in t["id"]]
+    assert len(health) == 20 and all(t["outcome"] == "passed" for t in health)
     assert not leftovers(thor5)
     assert not files_holding(run.run_dir, thor5.agent_key), "the access key leaked into the run's files"
     # the two xdist workers never measured throughput on one node at the same time, yet did
@@ -166,6 +173,10 @@ def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester,
     assert "no [rollback] in the inventory" in states["Backup and restore steps tested without losing the management "
                                                      "path"][1]
     assert 'id="spark">Spark minimal acceptance</h2>' in (run.run_dir / "report.html").read_text()
+    # the QSFP cable proven end to end: each host's lldpd hears the other's, on the paired interface
+    heard = [json.loads(e["stdout"]) for t in doc["tests"] if "test_cx7_cable_joins_the_planned_ports[" in t["id"]
+             for e in t["evidence"] if e["command"].startswith("lldpcli")]
+    assert len(heard) == 4 and all('"spark-' in json.dumps(h) for h in heard)
     assert not leftovers(spark2)
 
 
@@ -234,6 +245,42 @@ def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester
     assert "test_passwordless_ssh[thor-1->thor-5]" in " ".join(t for t, o in run.outcomes.items() if o == "passed")
     durations = [t["duration"] for t in doc["tests"] if t["id"].split("::")[-1] in ran_there]
     assert max(durations) < 5 + 3, "an unreachable node must cost at most its connect timeout per check"
+
+
+def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_verified(pytester, thor5):
+    with planted(thor5, "thor-2", "plugs-swapped", "mgbe1_0", "mgbe2_0"), planted(thor5, "thor-4", "plug-in-port", "mgbe0_0", "1"), \
+            planted(thor5, "thor-5", "lldpd-missing"):
+        run = suite(pytester, thor5, "tests_physical/test_cabling.py", "tests_physical/test_lanes.py")
+    cabling = "test_cabling::test_lane_is_in_its_planned_port"
+    assert run.failed == {f"{cabling}[thor-2:mgbe1_0]", f"{cabling}[thor-2:mgbe2_0]", f"{cabling}[thor-4:mgbe0_0]",
+                          f"{cabling}[thor-1:mgbe0_0]"}, run.output
+    assert ("expected sw-25g port 6 (swp6), found sw-25g port 7 (swp7). Cause: it is swapped with thor-2 mgbe2_0 "
+            "(cable thor-2/3), which is in port 6: swap the two plugs back") in run.messages[f"{cabling}[thor-2:mgbe1_0]"]
+    assert "thor-4 mgbe0_0 (cable thor-4/1)" in run.messages[f"{cabling}[thor-4:mgbe0_0]"]
+    assert "port 1 belongs to thor-1 mgbe0_0 (cable thor-1/1) in the plan" in run.messages[f"{cabling}[thor-4:mgbe0_0]"]
+    doc = results(run)
+    unverified = {t["id"].split("::")[-1]: t["message"] for t in doc["tests"] if t["outcome"] == "not verified"}
+    assert set(unverified) == {f"test_lane_is_in_its_planned_port[thor-5:mgbe{k}_0]" for k in range(4)}, unverified
+    assert all("lldpd is not running. To verify it: sudo systemctl enable --now lldpd" in m for m in unverified.values())
+    scope = {s["check"]: s["reasons"] for s in doc["scope"]}
+    assert any("thor-5" in r for r in scope["test_lane_is_in_its_planned_port"])
+    assert {t for t, o in run.outcomes.items() if "test_lanes::" in t} and \
+        all(o == "passed" for t, o in run.outcomes.items() if "test_lanes::" in t)
+
+
+def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester, thor2):
+    with planted(thor2, "thor-2", "marginal-cable", "mgbe0_0"):
+        run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py")
+    health = "test_link_health::test_lane_error_counters_under_load"
+    assert run.failed == {f"{health}[thor-2:mgbe0_0]"}, run.output
+    assert run.outcomes[f"{health}[thor-1:mgbe0_0]"] == "passed"
+    assert all(o == "passed" for t, o in run.outcomes.items() if "iperf3" in t or "test_lane_speed" in t)
+    message = run.messages[f"{health}[thor-2:mgbe0_0]"]
+    assert message.startswith("thor-2 mgbe0_0 (switch sw-25g port 5, cable thor-2/1): error counters under load: "
+                              "expected no uncorrectable FEC block and no CRC/FCS error, found "), message
+    assert "MB received, uncorrectable FEC blocks +" in message and "corrected FEC blocks +" in message
+    assert "over-bent DAC" in message
+    assert not leftovers(thor2)
 
 
 def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2):

@@ -20,7 +20,8 @@ from . import evidence, options, params, report, scheduling
 from .evidence import guards, measure, warn, _collect_evidence  # noqa: F401  (fixtures: found on this module)
 from .params import (  # noqa: F401
     _whole_rack, agent, bond_pair, bonded_node, cluster_network, cluster_node, cx7, cx7_cluster, cx7_node, cx7_pair,
-    cx7_ssh_pair, engine, every_node, evidence_log, hosts, inventory, lane, link_pair, local_and_remote, network_node,
+    cx7_ssh_pair, engine, every_node, evidence_log, hosts, inventory, lane, link_pair, load_ledger, loaded_lane,
+    local_and_remote, network_node,
     node, node_locks, pair, routed_engine, slurm_controller, sparkrun_fabric, sparkrun_head,
     sparkrun_image, sparkrun_node)
 from .report import facts  # noqa: F401
@@ -58,6 +59,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     options.keep_in_scope(config, items)
     params.drop_empty(config, items)
+    params.after_load_last(items)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:

@@ -112,3 +112,6 @@ def render_fec(info: FecInfo) -> str:
 
 FEC = Probe("ethtool --show-fec", "a lane's configured and active FEC", "LC_ALL=C ethtool --show-fec {interface}",
             parse_fec, ("interface",))
+# with -I: the corrected and uncorrectable block counters, read before and after load
+FEC_STATS = Probe("ethtool -I --show-fec", "a lane's FEC block counters", "LC_ALL=C ethtool -I --show-fec {interface}",
+                  parse_fec, ("interface",))

@@ -827,6 +827,20 @@ def _u_moved_plugs(rack, spec, node, target, undo):
         _wait_heard_in(rack, where, lane, port)
 
 
+def _p_marginal_cable(rack, spec, node, args):
+    """A DAC that links at full speed and carries the load while its FEC corrects thousands of
+    blocks per GB and some are beyond repair (CRC errors): counters that grow with traffic."""
+    lane = _lane(spec, args)
+    before = _model_edit(rack, node, lambda m: m["interfaces"][lane].update(errors_per_gb=profiles.MARGINAL_LANE_ERRORS))
+    return lane, {"errors_per_gb": before["interfaces"][lane]["errors_per_gb"]}, \
+        f"{lane}'s cable is marginal: per GB received, {profiles.MARGINAL_LANE_ERRORS['fec_corrected']} FEC blocks " \
+        f"corrected, {profiles.MARGINAL_LANE_ERRORS['fec_uncorrectable']} uncorrectable (the link stays up and fast)"
+
+
+def _u_marginal_cable(rack, spec, node, lane, undo):
+    _model_edit(rack, node, lambda m: m["interfaces"][lane].update(**undo))
+
+
 def _p_lldpd_missing(rack, spec, node, args):
     pid = rack.record["nodes"][node].get("lldpd")
     if not pid_alive(pid):
@@ -845,7 +859,7 @@ def _u_lldpd_missing(rack, spec, node, target, undo):
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
-    "lldpd-missing": (_p_lldpd_missing, _u_lldpd_missing),
+    "lldpd-missing": (_p_lldpd_missing, _u_lldpd_missing), "marginal-cable": (_p_marginal_cable, _u_marginal_cable),
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
     "fec-mismatch": (_p_fec, _u_fec), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
     "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),

@@ -334,6 +334,12 @@ def _jobs_on(profile: Profile, node: str) -> dict[str, list[dict]]:
     return jobs
 
 
+# what a healthy DAC's RS-FEC corrects per GB received (a few: a pre-FEC BER well under 1e-8);
+# the fault marginal-cable raises it and adds uncorrectable blocks and CRC errors
+HEALTHY_LANE_ERRORS = {"fec_corrected": 20, "fec_uncorrectable": 0, "crc": 0}
+MARGINAL_LANE_ERRORS = {"fec_corrected": 60000, "fec_uncorrectable": 40, "crc": 40}
+
+
 def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
     """The per-node state file: everything a namespace cannot have."""
     ifaces: dict[str, dict] = {}
@@ -345,6 +351,7 @@ def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
                 "fec_configured": ["RS"] if profile.switch else ["Auto"],
                 "fec_active": (profile.switch or {}).get("fec", "RS"),
                 "supported_fec": ["None", "RS", "BASER"], "mac": mac_of(lane.name),
+                "errors_per_gb": HEALTHY_LANE_ERRORS,
             }
         ifaces[node.mgmt_iface] = {
             "kind": "mgmt", "speed": 5000, "duplex": "Full", "port": "Twisted Pair", "autoneg": "on",

@@ -1,14 +1,16 @@
-"""ethtool IFACE, ethtool --show-fec IFACE (-I), ethtool -i IFACE.
+"""ethtool IFACE, ethtool --show-fec IFACE (-I), ethtool -i IFACE, ethtool -S IFACE.
 
 Speed, duplex, port and FEC come from the node's model; `Link detected:` comes from the real
 veth (operstate). A lane without link prints `Speed: Unknown!` and `Duplex: Unknown! (255)`.
+Error counters (-S, and -I's FEC blocks) grow with the bytes the veth really received, at the
+model's rates per GB (`errors_per_gb`): a marginal cable's grow only while traffic flows.
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import exists, link_up, model
+from . import exists, link_up, model, sysfs
 
 DRIVERS = {"lane": ("nvethernet", "1.0", "0000:00:00.0"), "cx7": ("mlx5_core", "25.07-0.9.7", "0000:01:00.1"),
            "mgmt": ("r8127", "11.015.00-NAPI", "0008:01:00.0")}
@@ -30,6 +32,8 @@ def run(tool: str, args: list[str]) -> int:
             mode = "driver"
         elif a in ("-I", "--include-statistics"):
             stats = True
+        elif a in ("-S", "--statistics"):
+            mode = "statistics"
         elif a in ("--version",):
             print("ethtool version 6.7")
             return 0
@@ -49,6 +53,8 @@ def run(tool: str, args: list[str]) -> int:
         return _fec(iface, spec, stats)
     if mode == "driver":
         return _driver(iface, spec)
+    if mode == "statistics":
+        return _statistics(iface, spec)
     return _settings(iface, spec, m)
 
 
@@ -88,8 +94,38 @@ def _fec(iface: str, spec: dict | None, stats: bool) -> int:
         sys.stderr.write("netlink error: Operation not supported\n")
         return 1
     info = FecInfo(interface=iface, configured=tuple(spec["fec_configured"]), active=(spec["fec_active"],),
-                   corrected_blocks=0 if stats else None, uncorrectable_blocks=0 if stats else None)
+                   corrected_blocks=_grown(iface, spec, "fec_corrected") if stats else None,
+                   uncorrectable_blocks=_grown(iface, spec, "fec_uncorrectable") if stats else None)
     sys.stdout.write(render_fec(info))
+    return 0
+
+
+def _counter(iface: str, name: str) -> int:
+    return int(sysfs(iface, f"statistics/{name}") or 0)
+
+
+def _grown(iface: str, spec: dict, kind: str) -> int:
+    """An error counter: the model's rate per GB times the GB the veth has received."""
+    return int(_counter(iface, "rx_bytes") / 1e9 * spec.get("errors_per_gb", {}).get(kind, 0))
+
+
+def _statistics(iface: str, spec: dict | None) -> int:
+    """The counters a Thor's MGBE (a Synopsys MAC, as stmmac names them) or a CX7 port keeps."""
+    from rackproof.probes.counters import render_ethtool_stats
+    if spec is None:
+        sys.stderr.write("no stats available\n")
+        return 1
+    crc = _grown(iface, spec, "crc")
+    if spec.get("kind") == "cx7":
+        counters = {"rx_bytes_phy": _counter(iface, "rx_bytes"), "tx_bytes_phy": _counter(iface, "tx_bytes"),
+                    "rx_packets_phy": _counter(iface, "rx_packets"), "rx_crc_errors_phy": crc,
+                    "rx_symbol_err_phy": crc, "rx_discards_phy": _counter(iface, "rx_dropped")}
+    else:
+        counters = {"mmc_tx_octetcount_gb": _counter(iface, "tx_bytes"), "mmc_rx_framecount_gb": _counter(iface, "rx_packets"),
+                    "mmc_rx_octetcount_gb": _counter(iface, "rx_bytes"), "mmc_rx_crc_error": crc,
+                    "mmc_rx_align_error": 0, "mmc_rx_fifo_overflow": 0, "rx_crc_errors": crc,
+                    "rx_dropped": _counter(iface, "rx_dropped")}
+    sys.stdout.write(render_ethtool_stats(counters))
     return 0
 
 

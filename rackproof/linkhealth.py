@@ -1,0 +1,143 @@
+"""A lane's health under load: its error counters before the run's first throughput test over it,
+and after the last. A marginal DAC links at full speed and passes a short iperf3 while its FEC
+corrects thousands of blocks a second; the counters show it, the rate does not.
+
+The counters before load are noted by the throughput tests themselves, once per lane and run,
+in a folder the run's processes share (xdist workers too); the checks that judge them run after
+the throughput tests (the plugin orders them last) and hold the node's lock while reading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .failure import Failure, NotVerified
+from .host import Host, ProbeFailed
+from .inventory import Expect
+from .probes.counters import RECEIVED, STATS, lane_errors
+from .probes.fec import FEC_STATS
+from .references import lane_gbps
+from .remote import CommandTimeout, NodeUnreachable
+
+WHAT = "error counters under load"
+CAUSES = ("a damaged or over-bent DAC, a plug not fully seated, or a cable longer than the port's FEC mode allows: "
+          "reseat the plug at both ends, then replace the cable")
+
+
+@dataclass(frozen=True)
+class Counters:
+    received: int                 # bytes the lane received
+    crc: int | None               # None: the driver keeps no such counter
+    symbol: int | None
+    dropped: int | None
+    corrected: int | None         # FEC blocks (ethtool -I --show-fec)
+    uncorrectable: int | None
+
+
+def read(host: Host, lanes: list[str]) -> dict[str, Counters]:
+    """Each lane's counters: three round trips for all of them."""
+    stats = host.read_each(STATS, lanes)
+    fec = host.read_each(FEC_STATS, lanes)
+    received = host.read_each(RECEIVED, lanes)
+    out = {}
+    for lane in lanes:
+        errors = lane_errors(stats[lane])
+        out[lane] = Counters(received[lane], errors.crc, errors.symbol, errors.dropped,
+                             fec[lane].corrected_blocks, fec[lane].uncorrectable_blocks)
+    return out
+
+
+class LoadLedger:
+    """The counters of each lane before the run's first load on it: one file per lane."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+
+    def _path(self, node: str, lane: str) -> Path:
+        return self.directory / f"{node}@{lane}.json"
+
+    def note(self, host: Host, lanes: list[str]) -> None:
+        """Before a throughput test: the counters of those of `lanes` not noted yet in this run
+        (the test holds the node's lock: no other test notes this node meanwhile)."""
+        new = [lane for lane in lanes if not self._path(host.name, lane).exists()]
+        if not new:
+            return
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            noted = {lane: asdict(counters) for lane, counters in read(host, new).items()}
+        except (ProbeFailed, NodeUnreachable, CommandTimeout) as e:
+            # the throughput test goes on; the check of these lanes says why it cannot judge them
+            noted = {lane: {"unreadable": str(e).splitlines()[0]} for lane in new}
+        for lane, entry in noted.items():
+            path = self._path(host.name, lane)
+            path.with_suffix(".tmp").write_text(json.dumps(entry))
+            os.replace(path.with_suffix(".tmp"), path)
+
+    def before(self, node: str, lane: str) -> Counters | str | None:
+        """The counters noted before load, why they could not be read, or None (no load)."""
+        try:
+            entry = json.loads(self._path(node, lane).read_text())
+        except FileNotFoundError:
+            return None
+        return entry["unreadable"] if "unreadable" in entry else Counters(**entry)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a lane's counters did under load (None: the driver keeps no such counter)."""
+    received: int
+    crc: int | None
+    symbol: int | None
+    dropped: int | None
+    corrected: int | None
+    uncorrectable: int | None
+
+    @property
+    def corrected_per_gb(self) -> float | None:
+        return None if self.corrected is None else self.corrected / (self.received / 1e9)
+
+    def describe(self) -> str:
+        parts = [f"{self.received / 1e6:.0f} MB received"]
+        for name, value in (("uncorrectable FEC blocks", self.uncorrectable), ("corrected FEC blocks", self.corrected),
+                            ("CRC/FCS errors", self.crc), ("symbol errors", self.symbol), ("drops", self.dropped)):
+            parts.append(f"{name} +{value}" if value is not None else f"{name}: not counted by the driver")
+        return ", ".join(parts)
+
+
+def _grown(before: int | None, after: int | None) -> int | None:
+    if before is None or after is None:
+        return None
+    return after - before if after >= before else after   # a counter reset (driver reload) starts again at 0
+
+
+def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Expect) -> Change:
+    """The lane's counters now against the ones before the run's first load on it; NotVerified
+    when no throughput test carried load over it (or too little: under a second at its rate)."""
+    before = ledger.before(host.name, lane)
+    if before is None:
+        raise NotVerified(where, WHAT, "no throughput test carried load over it in this run",
+                          "run the throughput checks with it (step 3 or later, without -k or paths that leave them out)")
+    after = read(host, [lane])[lane]
+    if isinstance(before, str):
+        raise NotVerified(where, WHAT, f"its counters could not be read before load ({before})",
+                          "see that message; the counters read now are in the evidence")
+    change = Change(*(_grown(getattr(before, f), getattr(after, f)) for f in Counters.__dataclass_fields__))
+    least = lane_gbps(expect) * 1e9 / 8
+    if change.received < least:
+        raise NotVerified(where, WHAT, f"only {change.received / 1e6:.1f} MB passed it under test (at least "
+                          f"{least / 1e6:.0f} MB, a second at its rate, makes counters mean something)",
+                          "run the throughput checks with it")
+    return change
+
+
+def judge(change: Change, where: str) -> None:
+    """No uncorrectable block and no CRC error under load (the corrected rate is a measurement
+    with its reference, judged by the check)."""
+    bad = [f"{value} {name}" for name, value in (("uncorrectable FEC blocks", change.uncorrectable),
+                                                 ("CRC/FCS errors", change.crc)) if value]
+    if bad:
+        raise Failure(where, WHAT, "no uncorrectable FEC block and no CRC/FCS error", f"{', '.join(bad)} ({change.describe()})",
+                      CAUSES)

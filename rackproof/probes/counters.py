@@ -1,0 +1,80 @@
+"""A lane's error counters: `ethtool -S IFACE` -> {name: value}, and what they say about the cable.
+
+`ethtool -S` prints "NIC statistics:" then one "name: value" per line; the names are the
+driver's own (mlx5: rx_crc_errors_phy, rx_symbol_err_phy, rx_discards_phy; stmmac:
+mmc_rx_crc_error, rx_crc_errors; Intel: rx_crc_errors.nic). Several names often count the same
+events (stmmac's mmc_rx_crc_error and rx_crc_errors; mlx5's per-lane rx_err_lane_N_phy beside
+rx_symbol_err_phy), so a kind of error is the largest of its counters, never their sum. Counts
+are read before and after load; a driver without such a counter reports None, never 0.
+
+The bytes a lane received come from the kernel's own counter (/sys/class/net/IFACE/statistics),
+the same for every driver.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import ParseError
+from ._text import int_value
+from .ethtool import split_key_value
+from rackproof.probe import Probe
+
+TOOL = "ethtool -S"
+
+# a kind of error -> what its counters' names hold (any driver); matched whole-word-ish in the name
+KINDS = {
+    "crc": re.compile(r"(crc|fcs)_?err"),
+    "symbol": re.compile(r"symbol_?err|pcs_?err|err_lane_[0-9]+"),
+    "dropped": re.compile(r"discard|drop"),
+}
+
+
+def parse_ethtool_stats(text: str) -> dict[str, int]:
+    """{counter: value} after "NIC statistics:"; a counter named twice keeps its first value."""
+    lines = text.splitlines()
+    start = next((k for k, line in enumerate(lines) if line.strip() == "NIC statistics:"), None)
+    if start is None:
+        raise ParseError(TOOL, "no 'NIC statistics:' line", text)
+    counters: dict[str, int] = {}
+    for line in lines[start + 1:]:
+        pair = split_key_value(line)
+        if pair is None:
+            if line.strip():
+                raise ParseError(TOOL, f"not a 'name: value' line: {line.strip()[:80]!r}", text)
+            continue
+        name, value = pair
+        counters.setdefault(name, int_value(TOOL, value, name, text))
+    return counters
+
+
+@dataclass(frozen=True)
+class LaneErrors:
+    crc: int | None         # frames received with a bad CRC/FCS
+    symbol: int | None      # PCS symbol / lane errors
+    dropped: int | None     # frames discarded (a full buffer as often as a bad cable: reported, not judged)
+
+
+def lane_errors(counters: dict[str, int]) -> LaneErrors:
+    """Each kind of error as its largest counter (names that count the same events overlap)."""
+    def largest(kind: str) -> int | None:
+        values = [v for name, v in counters.items() if KINDS[kind].search(name.lower())]
+        return max(values) if values else None
+    return LaneErrors(largest("crc"), largest("symbol"), largest("dropped"))
+
+
+def render_ethtool_stats(counters: dict[str, int]) -> str:
+    """`ethtool -S IFACE` as ethtool prints it (five spaces, name, colon, value)."""
+    return "NIC statistics:\n" + "".join(f"     {name}: {value}\n" for name, value in counters.items())
+
+
+def parse_received_bytes(text: str) -> int:
+    """What `cat /sys/class/net/IFACE/statistics/rx_bytes` printed."""
+    return int_value("rx_bytes", text.strip(), "rx_bytes", text)
+
+
+STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops)", "LC_ALL=C ethtool -S {interface}",
+              parse_ethtool_stats)
+RECEIVED = Probe("rx_bytes", "the bytes a lane has received (the kernel's counter)",
+                 "cat /sys/class/net/{interface}/statistics/rx_bytes", parse_received_bytes)

@@ -1,0 +1,19 @@
+"""A cable that passes today and fails next week: each lane's error counters, read before the
+run's first throughput test over it and after the last. An uncorrectable FEC block or a CRC
+error under load fails; so do more corrected blocks per GB than the platform's reference."""
+
+import pytest
+
+from rackproof import capabilities, linkhealth
+from rackproof.failure import judge
+
+
+@pytest.mark.step(3)
+@pytest.mark.after_load
+def test_lane_error_counters_under_load(loaded_lane, inventory, measure, guards, load_ledger):
+    guards(*capabilities.lane(inventory, loaded_lane.host.spec))
+    change = linkhealth.since_load(load_ledger, loaded_lane.host, loaded_lane.name, loaded_lane.where, inventory.expect)
+    linkhealth.judge(change, loaded_lane.where)
+    if change.corrected_per_gb is not None:
+        m = measure("lane.fec_corrected", loaded_lane.where, change.corrected_per_gb, "blocks/GB")
+        judge(m, loaded_lane.where, linkhealth.CAUSES, also=change.describe())
