@@ -2,6 +2,10 @@
 and after the last. A marginal DAC links at full speed and passes a short iperf3 while its FEC
 corrects thousands of blocks a second; the counters show it, the rate does not.
 
+The counters are the node's, of what its end received: a lane that only sent under test (a pair
+tested one way) is judged on what came back meanwhile; the switch's counters of the other
+direction are not read.
+
 The counters before load are noted by the throughput tests themselves, once per lane and run,
 in a folder the run's processes share (xdist workers too); the checks that judge them run after
 the throughput tests (the plugin orders them last) and hold the node's lock while reading.
@@ -17,7 +21,7 @@ from pathlib import Path
 from .failure import Failure, NotVerified
 from .host import Host, ProbeFailed
 from .inventory import Expect
-from .probes.counters import RECEIVED, STATS, lane_errors
+from .probes.counters import BYTES, STATS, lane_errors
 from .probes.fec import FEC_STATS
 from .references import lane_gbps
 from .remote import CommandTimeout, NodeUnreachable
@@ -30,6 +34,7 @@ CAUSES = ("a damaged or over-bent DAC, a plug not fully seated, or a cable longe
 @dataclass(frozen=True)
 class Counters:
     received: int                 # bytes the lane received
+    sent: int
     crc: int | None               # None: the driver keeps no such counter
     symbol: int | None
     dropped: int | None
@@ -41,11 +46,11 @@ def read(host: Host, lanes: list[str]) -> dict[str, Counters]:
     """Each lane's counters: three round trips for all of them."""
     stats = host.read_each(STATS, lanes)
     fec = host.read_each(FEC_STATS, lanes)
-    received = host.read_each(RECEIVED, lanes)
+    traffic = host.read_each(BYTES, lanes)
     out = {}
     for lane in lanes:
         errors = lane_errors(stats[lane])
-        out[lane] = Counters(received[lane], errors.crc, errors.symbol, errors.dropped,
+        out[lane] = Counters(*traffic[lane], errors.crc, errors.symbol, errors.dropped,
                              fec[lane].corrected_blocks, fec[lane].uncorrectable_blocks)
     return out
 
@@ -89,6 +94,7 @@ class LoadLedger:
 class Change:
     """What a lane's counters did under load (None: the driver keeps no such counter)."""
     received: int
+    sent: int
     crc: int | None
     symbol: int | None
     dropped: int | None
@@ -96,11 +102,16 @@ class Change:
     uncorrectable: int | None
 
     @property
+    def carried(self) -> int:
+        return self.received + self.sent
+
+    @property
     def corrected_per_gb(self) -> float | None:
-        return None if self.corrected is None else self.corrected / (self.received / 1e9)
+        """Per GB carried: the PHY decodes codewords whichever way the frames go (idles too)."""
+        return None if self.corrected is None else self.corrected / (self.carried / 1e9)
 
     def describe(self) -> str:
-        parts = [f"{self.received / 1e6:.0f} MB received"]
+        parts = [f"{self.received / 1e6:.0f} MB received and {self.sent / 1e6:.0f} MB sent"]
         for name, value in (("uncorrectable FEC blocks", self.uncorrectable), ("corrected FEC blocks", self.corrected),
                             ("CRC/FCS errors", self.crc), ("symbol errors", self.symbol), ("drops", self.dropped)):
             parts.append(f"{name} +{value}" if value is not None else f"{name}: not counted by the driver")
@@ -126,8 +137,8 @@ def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Ex
                           "see that message; the counters read now are in the evidence")
     change = Change(*(_grown(getattr(before, f), getattr(after, f)) for f in Counters.__dataclass_fields__))
     least = lane_gbps(expect) * 1e9 / 8
-    if change.received < least:
-        raise NotVerified(where, WHAT, f"only {change.received / 1e6:.1f} MB passed it under test (at least "
+    if change.carried < least:
+        raise NotVerified(where, WHAT, f"only {change.carried / 1e6:.1f} MB passed it under test (at least "
                           f"{least / 1e6:.0f} MB, a second at its rate, makes counters mean something)",
                           "run the throughput checks with it")
     return change

@@ -278,7 +278,7 @@ def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester
     message = run.messages[f"{health}[thor-2:mgbe0_0]"]
     assert message.startswith("thor-2 mgbe0_0 (switch sw-25g port 5, cable thor-2/1): error counters under load: "
                               "expected no uncorrectable FEC block and no CRC/FCS error, found "), message
-    assert "MB received, uncorrectable FEC blocks +" in message and "corrected FEC blocks +" in message
+    assert "MB sent, uncorrectable FEC blocks +" in message and "corrected FEC blocks +" in message
     assert "over-bent DAC" in message
     assert not leftovers(thor2)
 

@@ -3,12 +3,12 @@
 `ethtool -S` prints "NIC statistics:" then one "name: value" per line; the names are the
 driver's own (mlx5: rx_crc_errors_phy, rx_symbol_err_phy, rx_discards_phy; stmmac:
 mmc_rx_crc_error, rx_crc_errors; Intel: rx_crc_errors.nic). Several names often count the same
-events (stmmac's mmc_rx_crc_error and rx_crc_errors; mlx5's per-lane rx_err_lane_N_phy beside
-rx_symbol_err_phy), so a kind of error is the largest of its counters, never their sum. Counts
+events (stmmac's mmc_rx_crc_error and rx_crc_errors; mlx5's rx_symbol_err_phy and
+rx_pcs_symbol_err_phy), so a kind of error is the largest of its counters, never their sum. Counts
 are read before and after load; a driver without such a counter reports None, never 0.
 
-The bytes a lane received come from the kernel's own counter (/sys/class/net/IFACE/statistics),
-the same for every driver.
+The bytes a lane received and sent come from the kernel's own counters
+(/sys/class/net/IFACE/statistics), the same for every driver.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ TOOL = "ethtool -S"
 # a kind of error -> what its counters' names hold (any driver); matched whole-word-ish in the name
 KINDS = {
     "crc": re.compile(r"(crc|fcs)_?err"),
-    "symbol": re.compile(r"symbol_?err|pcs_?err|err_lane_[0-9]+"),
+    # not mlx5's rx_err_lane_N_phy: those are bits the FEC corrected, per lane
+    "symbol": re.compile(r"symbol_?err"),
     "dropped": re.compile(r"discard|drop"),
 }
 
@@ -69,12 +70,17 @@ def render_ethtool_stats(counters: dict[str, int]) -> str:
     return "NIC statistics:\n" + "".join(f"     {name}: {value}\n" for name, value in counters.items())
 
 
-def parse_received_bytes(text: str) -> int:
-    """What `cat /sys/class/net/IFACE/statistics/rx_bytes` printed."""
-    return int_value("rx_bytes", text.strip(), "rx_bytes", text)
+def parse_bytes(text: str) -> tuple[int, int]:
+    """(received, sent): what `cat .../statistics/rx_bytes .../statistics/tx_bytes` printed."""
+    values = text.split()
+    if len(values) != 2:
+        raise ParseError("rx_bytes/tx_bytes", f"{len(values)} values, not two", text)
+    received, sent = (int_value("rx_bytes/tx_bytes", v, "a byte count", text) for v in values)
+    return received, sent
 
 
 STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops)", "LC_ALL=C ethtool -S {interface}",
               parse_ethtool_stats)
-RECEIVED = Probe("rx_bytes", "the bytes a lane has received (the kernel's counter)",
-                 "cat /sys/class/net/{interface}/statistics/rx_bytes", parse_received_bytes)
+BYTES = Probe("rx_bytes tx_bytes", "the bytes a lane has received and sent (the kernel's counters)",
+              "cat /sys/class/net/{interface}/statistics/rx_bytes /sys/class/net/{interface}/statistics/tx_bytes",
+              parse_bytes)
