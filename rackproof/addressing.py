@@ -57,3 +57,10 @@ def _ip(address: str) -> str:
     """The address without its prefix, written one way (an IPv4-mapped IPv6 address is the IPv4 one)."""
     ip = ipaddress.ip_interface(address).ip
     return str(ip.ipv4_mapped or ip) if ip.version == 6 else str(ip)
+
+
+def mtu_cause(node: str, iface: str, found: int | None, mtu: int) -> str:
+    """Why a packet of `mtu` bytes with don't-fragment did not reach `node`."""
+    if found is not None and found != mtu:
+        return f"{node} {iface} has MTU {found}: set {mtu} there, as on the other nodes"
+    return f"something on the path drops {mtu}-byte frames: the switch ports' MTU (jumbo frames) is smaller"

@@ -19,7 +19,7 @@ from .probes import ParseError
 from .probes.ibdev2netdev import IBDEV2NETDEV, twins
 from .probes.ip import ADDRESSES, ROUTE_GET
 from .probes.netplan import NAMING_INTERFACES
-from .probes.ping import PING
+from .probes.ping import PING, PING_DF
 from .remote import Evidence, EvidenceLog, LocalTransport, Remote, Result, SshTransport
 from .replay import Recording, RecordingTransport, ReplayTransport
 
@@ -120,6 +120,12 @@ class Host:
         """target -> PingResult, every target pinged in turn in one round trip."""
         targets = list(targets)
         return self.read_each(PING, targets, timeout=30 + 2 * len(targets) * count, count=count)
+
+    def path_mtu(self, target: str, mtu: int):
+        """(a packet of exactly `mtu` bytes, one of mtu + 1), both with don't-fragment, to `target`:
+        PingResults, in one round trip."""
+        found = self.read_each(PING_DF, [mtu - 28, mtu - 27], target=target)
+        return found[mtu - 28], found[mtu - 27]
 
     def set_at_run_time(self, interfaces, present: dict | None = None) -> tuple[list[str], tuple[str, ...]]:
         """(every global address of `interfaces` that no netplan file names, as "ADDRESS on

@@ -283,6 +283,17 @@ def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester
     assert not leftovers(thor2)
 
 
+def test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface(pytester, thor2):
+    with planted(thor2, "thor-2", "mtu-lowered", "1400"):
+        run = suite(pytester, thor2, "--step", "6", "tests_network/test_addressing.py")
+    path = "test_addressing::test_packets_of_the_mtu_cross_whole_and_no_larger"
+    assert run.failed == {f"{path}[thor-1->thor-2]", "test_addressing::test_mtu_is_the_same_on_every_cluster_interface[all]"}
+    assert run.messages[f"{path}[thor-1->thor-2]"].startswith(
+        "thor-1 -> thor-2: a 1500-byte packet with don't-fragment (ping -M do): expected a reply, found no reply. "
+        "Cause: thor-2 mgbe0_0 has MTU 1400: set 1500 there, as on the other nodes")
+    assert run.outcomes[f"{path}[thor-2->thor-1]"] == "passed"   # its own 1400 bytes cross, 1401 do not leave
+
+
 def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2):
     with planted(thor2, "thor-2", "port-at-10G", "mgbe0_0"):
         run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py")

@@ -150,3 +150,10 @@ def test_round_trip(target, counts, rtts):
     assert result.loss_percent == pytest.approx(loss)
     expected_rtts = tuple(rtts) if received else (None,) * 4
     assert (result.rtt_min_ms, result.rtt_avg_ms, result.rtt_max_ms, result.rtt_mdev_ms) == expected_rtts
+
+
+def test_a_packet_over_the_senders_mtu_with_dont_fragment_is_refused_locally():
+    """`ping -M do -s 1473` on a simulated Thor (veth MTU 1500): ping's own "message too long"."""
+    found = parse_ping((Path(__file__).parent / "samples" / "ping_M_do_local_debian12_message_too_long.txt").read_text(),
+                       "10.10.0.12")
+    assert (found.transmitted, found.received, found.errors) == (1, 0, 1)

@@ -95,16 +95,29 @@ def _failure(text: str, target: str | None) -> PingResult:
     return PingResult(target, 0, 0, 100.0, None, None, None, None, error=failures[-1])
 
 
+def _number(values: dict, name: str, least: int) -> None:
+    if not isinstance(values[name], int) or isinstance(values[name], bool) or values[name] < least:
+        raise ValueError(f"{name} must be an integer of at least {least}, not {values[name]!r}")
+
+
 def _check(values: dict) -> None:
     """A leading '-' would be read as an option; whitespace would break a batch's section markers."""
     target = values["target"]
     if not isinstance(target, str) or not target or target.startswith("-") or any(c.isspace() for c in target):
         raise ValueError(f"not a ping target: {target!r}")
-    if not isinstance(values["count"], int) or isinstance(values["count"], bool) or values["count"] < 1:
-        raise ValueError(f"count must be an integer of at least 1, not {values['count']!r}")
+    if "count" in values:
+        _number(values, "count", 1)
+    if "size" in values:
+        _number(values, "size", 0)
 
 
 # stderr joins stdout so that an error ("Name or service not known") is in the target's own
 # answer; exit 1 (no reply) and 2 (an error) still answer: PingResult says which
 PING = Probe("ping", "reply, loss and round trip to a target", "LC_ALL=C ping -c {count} -W 1 -i 0.2 {target} 2>&1",
              parse_ping, ("target",), ok_exit=(0, 1, 2), check=_check)
+# one packet of `size` bytes of payload (+ 28 of IP and ICMP headers) with don't-fragment set:
+# it arrives whole or not at all ("ping: local error: message too long, mtu=1500" when the
+# sender's own MTU is smaller)
+PING_DF = Probe("ping -M do", "whether a packet of a given size crosses to a target unfragmented",
+                "LC_ALL=C ping -M do -s {size} -c 1 -W 1 {target} 2>&1", parse_ping, ("target",), ok_exit=(0, 1, 2),
+                check=_check)

@@ -841,6 +841,26 @@ def _u_marginal_cable(rack, spec, node, lane, undo):
     _model_edit(rack, node, lambda m: m["interfaces"][lane].update(**undo))
 
 
+def _cluster_iface(spec) -> str:
+    return "bond0" if spec.bond_lanes else spec.interface
+
+
+def _p_mtu_lowered(rack, spec, node, args):
+    """The cluster interface's MTU set lower on one node (an nmcli line from another network):
+    packets of the others' MTU no longer reach it, and nothing says so."""
+    if not spec.address:
+        raise SimError(f"{node} has no cluster address (a Thor)")
+    mtu = args[0] if args else "1400"
+    if not mtu.isdigit() or not 576 <= int(mtu) < 1500:
+        raise SimError(f"{mtu!r} is not an MTU below the rack's 1500 (576-1499)")
+    rack.node(node).sh(f"ip link set dev {_cluster_iface(spec)} mtu {mtu}")
+    return _cluster_iface(spec), {}, f"{node} {_cluster_iface(spec)} has MTU {mtu}, the others 1500"
+
+
+def _u_mtu_lowered(rack, spec, node, iface, undo):
+    rack.node(node).sh(f"ip link set dev {iface} mtu 1500")
+
+
 def _p_lldpd_missing(rack, spec, node, args):
     pid = rack.record["nodes"][node].get("lldpd")
     if not pid_alive(pid):
@@ -860,6 +880,7 @@ def _u_lldpd_missing(rack, spec, node, target, undo):
 _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
     "lldpd-missing": (_p_lldpd_missing, _u_lldpd_missing), "marginal-cable": (_p_marginal_cable, _u_marginal_cable),
+    "mtu-lowered": (_p_mtu_lowered, _u_mtu_lowered),
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
     "fec-mismatch": (_p_fec, _u_fec), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
     "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),

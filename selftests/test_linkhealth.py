@@ -1,0 +1,52 @@
+"""rackproof.linkhealth: what a lane's counters did under load, and when that fails. The
+simulated rack's marginal cable (selftests/test_acceptance_sim.py) shows the whole path."""
+
+import pytest
+
+from rackproof.failure import Failure, NotVerified
+from rackproof.inventory import Expect
+from rackproof.linkhealth import Change, Counters, LoadLedger, _grown, judge, since_load
+
+WHERE = "thor-2 mgbe0_0 (switch sw-25g port 5, cable thor-2/1)"
+
+
+def change(**given) -> Change:
+    return Change(**({"received": 2 * 10**9, "sent": 10**9, "crc": 0, "symbol": None, "dropped": 0, "corrected": 30,
+                      "uncorrectable": 0} | given))
+
+
+def test_a_healthy_lane_passes_and_its_corrected_rate_is_per_gb_carried():
+    judge(change(), WHERE)
+    assert change().corrected_per_gb == 10.0
+    assert change(corrected=None).corrected_per_gb is None
+
+
+@pytest.mark.parametrize("given, found", [({"uncorrectable": 3}, "3 uncorrectable FEC blocks"),
+                                          ({"crc": 5}, "5 CRC/FCS errors")])
+def test_an_uncorrectable_block_or_a_crc_error_fails_with_the_deltas(given, found):
+    with pytest.raises(Failure) as caught:
+        judge(change(**given), WHERE)
+    text = str(caught.value)
+    assert text.startswith(f"{WHERE}: error counters under load: expected no uncorrectable FEC block and no CRC/FCS "
+                           f"error, found {found} (2000 MB received and 1000 MB sent, ")
+    assert "symbol errors: not counted by the driver" in text and "over-bent DAC" in text
+
+
+def test_a_counter_that_went_back_started_again():
+    assert _grown(10, 25) == 15 and _grown(10, 4) == 4 and _grown(None, 4) is None
+
+
+def test_no_load_in_this_run_is_not_verified(tmp_path):
+    with pytest.raises(NotVerified, match="no throughput test carried load over it in this run"):
+        since_load(LoadLedger(tmp_path), host=type("H", (), {"name": "thor-2"})(), lane="mgbe0_0", where=WHERE,
+                   expect=Expect())
+
+
+def test_the_ledger_keeps_what_was_noted_or_why_not(tmp_path):
+    ledger = LoadLedger(tmp_path)
+    assert ledger.before("thor-2", "mgbe0_0") is None
+    (tmp_path / "thor-2@mgbe0_0.json").write_text('{"unreadable": "thor-2: `ethtool -S mgbe0_0` exited with status 1"}')
+    assert ledger.before("thor-2", "mgbe0_0").startswith("thor-2: `ethtool -S")
+    (tmp_path / "thor-2@mgbe1_0.json").write_text(
+        '{"received": 1, "sent": 2, "crc": 0, "symbol": null, "dropped": 0, "corrected": 5, "uncorrectable": 0}')
+    assert ledger.before("thor-2", "mgbe1_0") == Counters(1, 2, 0, None, 0, 5, 0)
