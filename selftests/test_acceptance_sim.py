@@ -264,13 +264,19 @@ def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_ve
     assert all("lldpd is not running. To verify it: sudo systemctl enable --now lldpd" in m for m in unverified.values())
     scope = {s["check"]: s["reasons"] for s in doc["scope"]}
     assert any("thor-5" in r for r in scope["test_lane_is_in_its_planned_port"])
+    # the picture keeps the plan's line and draws the real one beside it
+    lanes = {(n["name"], i["name"]): i for n in doc["topology"]["nodes"] for i in n["interfaces"]}
+    assert (lanes["thor-2", "mgbe1_0"]["seen_port"], lanes["thor-2", "mgbe1_0"]["facts"]["LLDP"]) == (7, "sw-25g swp7")
+    assert "seen_port" not in lanes["thor-2", "mgbe0_0"]
+    assert 'data-port="6" data-seen-port="7"' in (run.run_dir / "report.html").read_text()
     assert {t for t, o in run.outcomes.items() if "test_lanes::" in t} and \
         all(o == "passed" for t, o in run.outcomes.items() if "test_lanes::" in t)
 
 
 def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester, thor2):
     with planted(thor2, "thor-2", "marginal-cable", "mgbe0_0"):
-        run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py")
+        run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py",
+                    "tests_network/test_link_health.py")
     health = "test_link_health::test_lane_error_counters_under_load"
     assert run.failed == {f"{health}[thor-2:mgbe0_0]"}, run.output
     assert run.outcomes[f"{health}[thor-1:mgbe0_0]"] == "passed"

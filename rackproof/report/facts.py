@@ -1,7 +1,8 @@
 """What each node reported, for the Nodes and lanes tables.
 
 Two sources: the evidence of commands whose answer is itself a fact (hostname, login,
-addresses, L4T release, package versions, GPU driver; a lane's link, speed and FEC), read
+addresses, L4T release, package versions, GPU driver; a lane's link, speed, FEC and LLDP
+neighbour), read
 through the probes; and facts that checks declare with the `facts` fixture
 ({node: {key: value}}), which win over the evidence.
 """
@@ -14,6 +15,7 @@ from typing import Callable
 from rackproof.probes.ethtool import parse_ethtool
 from rackproof.probes.fec import parse_fec
 from rackproof.probes.ip import parse_ip_addr
+from rackproof.probes.lldp import parse_neighbours
 from rackproof.probes.jetson import parse_dpkg_versions, parse_nv_tegra_release
 from rackproof.probes.nvidia_smi import parse_nvidia_smi_banner
 
@@ -47,15 +49,21 @@ NODE_READERS: list[tuple[Callable[[list[str]], bool], Callable[[str], dict]]] = 
 ]
 
 
-def _interface_facts(words: list[str], stdout: str) -> tuple[str, dict] | None:
-    """(interface, facts) from `ethtool IFACE` or `ethtool --show-fec IFACE`."""
+def _interface_facts(words: list[str], stdout: str) -> dict[str, dict]:
+    """{interface: facts} from `ethtool IFACE`, `ethtool --show-fec IFACE` or lldpcli (every
+    interface's newest LLDP neighbour: "sw-25g swp7", "spark-2 enp1s0f1np1")."""
     if len(words) == 2 and words[0] == "ethtool":
         info = parse_ethtool(stdout, words[1])
         link = {True: "yes", False: "no"}.get(info.link_detected)
-        return words[1], {"link": link, "speed": f"{info.speed_mbps}Mb/s" if info.speed_mbps else None}
+        return {words[1]: {"link": link, "speed": f"{info.speed_mbps}Mb/s" if info.speed_mbps else None}}
     if len(words) == 3 and words[:2] == ["ethtool", "--show-fec"]:
-        return words[2], {"fec": ", ".join(parse_fec(stdout, words[2]).active)}
-    return None
+        return {words[2]: {"fec": ", ".join(parse_fec(stdout, words[2]).active)}}
+    if words[:1] == ["lldpcli"] and "neighbors" in words:
+        newest = {}
+        for n in sorted(parse_neighbours(stdout), key=lambda n: -(n.age_s or 0)):
+            newest[n.interface] = {"LLDP": " ".join(filter(None, (n.system, (n.port_names() or ("",))[0])))}
+        return newest
+    return {}
 
 
 def collect(tests: list[dict]) -> tuple[dict, dict]:
@@ -74,9 +82,8 @@ def collect(tests: list[dict]) -> tuple[dict, dict]:
                 found = _interface_facts(words, ev["stdout"])
             except ValueError:  # unsplittable, or unreadable (ParseError): the check reports it
                 continue
-            if found:
-                interfaces.setdefault((ev["node"], found[0]), {}).update(
-                    {k: v for k, v in found[1].items() if v is not None})
+            for iface, said in found.items():
+                interfaces.setdefault((ev["node"], iface), {}).update({k: v for k, v in said.items() if v is not None})
     for test in tests:
         for node, declared in test["facts"].items():
             nodes.setdefault(node, {}).update(declared)

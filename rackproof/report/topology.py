@@ -33,6 +33,14 @@ def _joins(cluster: ClusterAtStep, *steps: int) -> dict:
     return {"joins_at_step": joins, "joined": joins <= cluster.step}
 
 
+def _seen_port(cluster: ClusterAtStep, lane, facts: dict) -> dict:
+    """{"seen_port": N} when LLDP put the lane in another port of the switch than the plan."""
+    switch = cluster.inventory.switch
+    system, _, name = facts.get("LLDP", "").partition(" ")
+    seen = switch.port_number(name) if switch and system else None
+    return {"seen_port": seen} if seen is not None and seen != lane.switch_port else {}
+
+
 def _node_entry(cluster: ClusterAtStep, node: Node, tests: list[dict], facts: dict, reach: dict) -> dict:
     def on(iface: str) -> list[dict]:
         return [t for t in tests if [node.name, iface] in t["interfaces"]]
@@ -40,7 +48,8 @@ def _node_entry(cluster: ClusterAtStep, node: Node, tests: list[dict], facts: di
     interfaces = [
         {"name": lane.name, "kind": "lane", "switch_port": lane.switch_port, "cable": lane.cable,
          "connected": lane.connected, **_joins(cluster, lane.joins_at_step, node.joins_at_step),
-         "facts": facts.get((node.name, lane.name), {}), **_element(on(lane.name))}
+         "facts": facts.get((node.name, lane.name), {}), **_seen_port(cluster, lane, facts.get((node.name, lane.name), {})),
+         **_element(on(lane.name))}
         for lane in node.lanes]
     interfaces += [
         {"name": c.name, "kind": "cx7", "rdma_device": c.rdma_device, "address": c.address,

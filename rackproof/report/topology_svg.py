@@ -154,9 +154,15 @@ def _wire(c: _Canvas, node: dict, iface: dict, cx: float, node_y: float, port_at
         dash = "" if joined else ' stroke-dasharray="6,4"'
         wire = (f'<path class="wire" d="M{cx:.1f},{top:.1f} C{cx:.1f},{mid:.1f} {px:.1f},{mid:.1f} {px:.1f},{py:.1f}" '
                 f'fill="none" stroke="{color}" stroke-width="3"{dash}/>')
+        if iface.get("seen_port") in port_at:
+            # where LLDP says the plug really is: the plan's line stays, the real one beside it
+            rx = port_at[iface["seen_port"]]
+            wire += (f'<path class="wire seen" d="M{cx:.1f},{top:.1f} C{cx:.1f},{mid:.1f} {rx:.1f},{mid:.1f} {rx:.1f},{py:.1f}" '
+                     f'fill="none" stroke="{_color("failed")}" stroke-width="2" stroke-dasharray="2,3">'
+                     f'<title>LLDP: in port {iface["seen_port"]}, the plan says {port}</title></path>')
     fill = color if iface["connected"] else "#ffffff"
     c.add(f'<g class="lane {iface["kind"]}" id="lane-{slug(node["name"], iface["name"])}"'
-          f'{_attrs(node=node["name"], lane=iface["name"], port=port, cable=iface.get("cable"), state=state)}>'
+          f'{_attrs(node=node["name"], lane=iface["name"], port=port, seen_port=iface.get("seen_port"), cable=iface.get("cable"), state=state)}>'
           f'{title}{wire}<rect class="nic" x="{cx - NIC_W / 2:.1f}" y="{node_y - NIC_H / 2:.1f}" width="{NIC_W}" '
           f'height="{NIC_H}" rx="2" fill="{fill}" stroke="{color}" stroke-width="2"/></g>')
     c.text(cx, node_y + 20, iface["name"], 9, fill="#424a53")
