@@ -26,11 +26,13 @@ WITH_VALUES = [p for p in PROBES if p.fields()]
 
 
 LISTS = {"targets", "packages", "names"}   # fields that take a list: one quoted word each
+NUMBERS = {"count", "size"}
 
 
 def _hostile(probe: Probe, word: str) -> dict:
     values = {field: [word] if field in LISTS else word for field in probe.fields()}
-    return values | ({"count": 1} if "count" in values else {})   # a number of pings, checked as one
+    # a number of pings, a packet size: checked as numbers
+    return values | {field: 1 for field in NUMBERS if field in values}
 
 
 @pytest.mark.parametrize("probe", WITH_VALUES, ids=[p.name for p in WITH_VALUES])
@@ -44,7 +46,7 @@ def test_every_value_is_quoted(probe):
         hostile = HOSTILE_ONE_WORD
         command = probe.command(**_hostile(probe, hostile), **only_parser)
     quoted = "'" + hostile + "'"
-    given = [field for _, field, _, _ in Formatter().parse(probe.template) if field and field != "count"]
+    given = [field for _, field, _, _ in Formatter().parse(probe.template) if field and field not in NUMBERS]
     assert given and command.count(quoted) == len(given)
     assert hostile not in command.replace(quoted, "")
 

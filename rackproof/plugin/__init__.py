@@ -59,7 +59,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     options.keep_in_scope(config, items)
     params.drop_empty(config, items)
-    params.after_load_last(items)
+    params.after_load_last(config, items)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
