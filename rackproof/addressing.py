@@ -59,8 +59,15 @@ def _ip(address: str) -> str:
     return str(ip.ipv4_mapped or ip) if ip.version == 6 else str(ip)
 
 
-def mtu_cause(node: str, iface: str, found: int | None, mtu: int) -> str:
-    """Why a packet of `mtu` bytes with don't-fragment did not reach `node`."""
-    if found is not None and found != mtu:
-        return f"{node} {iface} has MTU {found}: set {mtu} there, as on the other nodes"
-    return f"something on the path drops {mtu}-byte frames: the switch ports' MTU (jumbo frames) is smaller"
+def mtu_problem(pair: str, mtu: int, fits, over, theirs) -> str:
+    """What is wrong with a path's MTU, from a packet of `mtu` bytes and one of mtu + 1 sent with
+    don't-fragment (PingResults), "" if nothing; theirs() reads the receiver's cluster interface
+    (only when needed)."""
+    if not fits.received:
+        iface = theirs()
+        found = f"{iface.name} has MTU {iface.mtu}" if iface is not None and iface.mtu != mtu else \
+            "something on the path (the switch ports' MTU) drops them"
+        return f"{pair}: a {mtu}-byte packet got {fits.error or 'no reply'} ({pair.split(' -> ')[1]} {found})"
+    if over.received:
+        return f"{pair}: a {mtu + 1}-byte packet crossed whole (an MTU above {mtu} on the way)"
+    return ""

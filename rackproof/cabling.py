@@ -16,7 +16,7 @@ import ipaddress
 from .failure import Failure, NotVerified
 from .host import Host, ProbeFailed
 from .inventory import Cx7Interface, Inventory, Lane, Node
-from .probes.lldp import NEIGHBOURS, Neighbour, unavailable
+from .probes.lldp import NEIGHBOURS, Neighbour, newest, unavailable
 
 WHAT = "cabling against the plan (LLDP)"
 
@@ -62,12 +62,11 @@ def check_lane(inventory: Inventory, node: Node, lane: Lane, seen: dict[str, lis
         raise NotVerified(where, WHAT, "lldpd on the node heard no LLDP announcement on this lane (a lane without "
                           "link hears none: see test_lane_link_detected)",
                           f"enable LLDP on {switch.name} (port {lane.switch_port} and the others of the shelf)")
-    # the newest announcement: after a plug is moved, the old port's lingers until its TTL ends
-    newest = _newest(heard_here)
-    system_ok, number, names = _port_of(switch, newest)
+    latest = newest(heard_here)
+    system_ok, number, names = _port_of(switch, latest)
     if system_ok and number == lane.switch_port:
         return
-    shown = f"{newest.system or 'a device without a name'} port {names}"
+    shown = f"{latest.system or 'a device without a name'} port {names}"
     if not system_ok:
         raise Failure(where, "switch port announced by LLDP", planned, shown,
                       f"the cable leads to another device than {switch.name}, or the switch announces another "
@@ -78,10 +77,6 @@ def check_lane(inventory: Inventory, node: Node, lane: Lane, seen: dict[str, lis
                       "says: set lldp_port as the switch spells them", seen=True)
     raise Failure(where, "switch port announced by LLDP", planned, f"{switch.name} port {number} ({names})",
                   _whose(inventory, node, lane, number, seen), seen=True)
-
-
-def _newest(heard: list[Neighbour]) -> Neighbour:
-    return min(heard, key=lambda n: n.age_s if n.age_s is not None else 0)
 
 
 def _port_of(switch, n: Neighbour) -> tuple[bool, int | None, str]:
@@ -98,7 +93,7 @@ def _whose(inventory: Inventory, node: Node, lane: Lane, port: int, seen: dict[s
     other_node, other = owner
     if other_node.name == node.name:
         back = seen.get(other.name)
-        if back and _port_of(inventory.switch, _newest(back))[1] == lane.switch_port:
+        if back and _port_of(inventory.switch, newest(back))[1] == lane.switch_port:
             return (f"it is swapped with {_name(other_node, other)}, which is in port {lane.switch_port}: "
                     "swap the two plugs back")
     return (f"port {port} belongs to {_name(other_node, other)} in the plan: move this plug to port "
@@ -122,7 +117,7 @@ def check_cx7(inventory: Inventory, node: Node, cx7: Cx7Interface, seen: dict[st
     if not heard_here:
         raise NotVerified(where, WHAT, "lldpd on the node heard no LLDP announcement on this interface",
                           "run lldpd on the peer too (sudo apt install lldpd)")
-    n = _newest(heard_here)
+    n = newest(heard_here)
     if any(_same_system(n.system, p) and i in n.port_names() for p, i in peers):
         return
     found = f"{n.system or 'a device without a name'} {' / '.join(n.port_names()) or 'port without a name'}"

@@ -3,8 +3,9 @@
 Each node is asked, read-only and through the suite's own probes, what a cluster.toml states:
 its host name, the login, the platform, the lanes that have link and the bond over them, the
 ConnectX-7 pairs, the cluster address, the FEC and speed the lanes run at, the MTU, the versions,
-the agent and the engines it routes to. What a node cannot tell (the switch's name and port
-numbers, the cable labels, the build step a node joined at, where the agent's key lives, figures
+the agent and the engines it routes to, and, where the nodes run lldpd, the switch's name and the
+port each lane is in (as the switch announces them over LLDP). What a node cannot tell (the
+switch's name and port numbers without LLDP, the cable labels, the build step a node joined at, where the agent's key lives, figures
 only the operator knows) comes from the build guide's rules or from the command line, and its
 line says so in a comment: the person checking the file knows which lines to look at.
 
@@ -36,6 +37,7 @@ from .probes.fec import FEC
 from .probes.ibdev2netdev import IBDEV2NETDEV, RdmaMap
 from .probes.ip import Interface
 from .probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
+from .probes.lldp import NEIGHBOURS, Neighbour, newest_by_interface
 from .probes.nvidia_smi import NVIDIA_SMI
 from .probes.sockets import LISTENING, Listener, scope
 from .probes.system import HOSTNAME, LOGIN
@@ -85,6 +87,7 @@ class Found:
     versions: dict[str, str] = field(default_factory=dict)         # setting of [expect] -> value found
     agent: AgentCommand | None = None
     listening: list[Listener] = field(default_factory=list)
+    heard: dict[str, Neighbour] = field(default_factory=dict)     # lane -> the switch's newest LLDP announcement
 
     def cabled(self) -> list[str]:
         return [lane for lane, link in self.links.items() if link.link_detected]
@@ -147,6 +150,10 @@ def _answers(target: str, host: Host) -> Found:
         found.links = host.read_each(ETHTOOL, lanes)
         found.fec = {lane: info.active for lane, info in host.read_each(FEC, found.cabled()).items()}
         found.bond = _bond(host, found)
+        try:
+            found.heard = newest_by_interface(host.read(NEIGHBOURS))
+        except ProbeFailed:
+            pass   # no lldpd (or closed to the login): the switch's name and ports stay guessed
         release = host.read(NV_TEGRA_RELEASE)
         found.versions["l4t_release"] = f"{release.release}.{release.revision}"
         if jetpack := host.read(DPKG_VERSIONS, packages=["nvidia-jetpack"]).get("nvidia-jetpack"):
@@ -308,8 +315,9 @@ def inventory_text(answers: list[Found], how: Connection, operator: Operator, wh
     _ssh(out, how)
     _expect(out, answers, operator)
     if platform == "thor":
+        switch = announced(answers)
         for index, found in enumerate(answers, 1):
-            _thor_node(out, index, found)
+            _thor_node(out, index, found, switch)
     else:
         for found in answers:
             _spark_node(out, found)
@@ -325,12 +333,44 @@ def _cluster_name(answers: list[Found]) -> str:
     return f"{prefix}-cluster" if prefix else f"{answers[0].platform}-cluster"
 
 
+_NUMBERED = re.compile(r"(.*?)([0-9]{1,4})")
+
+
+@dataclass(frozen=True)
+class Announced:
+    """The switch as LLDP showed it on every cabled lane: its name, how it spells port N, and
+    the port of each (node, lane)."""
+    name: str
+    lldp_port: str
+    ports: dict[tuple[str, str], int]
+
+
+def announced(answers: list[Found]) -> Announced | None:
+    """None unless every cabled lane heard one switch naming its ports PREFIX<number> alike."""
+    heard = [(f.hostname, lane, f.heard.get(lane)) for f in answers for lane in f.cabled()]
+    if not heard or any(n is None or not n.system or not n.port_names() for *_, n in heard):
+        return None
+    spelled = {(node, lane): _NUMBERED.fullmatch(n.port_names()[0]) for node, lane, n in heard}
+    if len({n.system for *_, n in heard}) != 1 or not all(spelled.values()) or \
+            len({m[1] for m in spelled.values()}) != 1:
+        return None
+    prefix = next(iter(spelled.values()))[1]
+    return Announced(heard[0][2].system, prefix + "{port}", {key: int(m[2]) for key, m in spelled.items()})
+
+
 def _switch(out: _Text, answers: list[Found]) -> None:
     speeds = Counter(f.links[lane].speed_mbps for f in answers for lane in f.cabled() if f.links[lane].speed_mbps)
     fecs = Counter(f.fec[lane][0] for f in answers for lane in f.cabled() if f.fec.get(lane))
     out.table("[switch]")
-    out.set("name", "switch", "guessed: a node cannot tell the switch's name (give the name on its label)")
-    highest = max((_port(i, lane) for i, f in enumerate(answers, 1) for lane in f.cabled()), default=1)
+    switch = announced(answers)
+    if switch:
+        out.set("name", switch.name, "announced by the switch over LLDP")
+        out.set("lldp_port", switch.lldp_port, "how the switch names its ports in LLDP")
+    else:
+        out.set("name", "switch", "guessed: a node cannot tell the switch's name without LLDP (give the name on its "
+                                  "label)")
+    highest = max(switch.ports.values() if switch else
+                  (_port(i, lane) for i, f in enumerate(answers, 1) for lane in f.cabled()), default=1)
     out.set("ports", max(CHAPTER_SWITCH_PORTS, highest), "guessed: the chapter's 24-port switch")
     if speeds:
         speed = speeds.most_common(1)[0][0]
@@ -401,7 +441,7 @@ def _ipv4(found: Found, interface: str) -> str | None:
     return None
 
 
-def _thor_node(out: _Text, index: int, found: Found) -> None:
+def _thor_node(out: _Text, index: int, found: Found, switch: Announced | None) -> None:
     step = FIRST_PAIR_STEP if index <= 2 else SHELF_STEP
     out.table("[[nodes]]")
     out.set("name", found.hostname)
@@ -422,12 +462,17 @@ def _thor_node(out: _Text, index: int, found: Found) -> None:
                          "miimon": bond.miimon, "xmit_hash_policy": bond.xmit_hash_policy or "layer2",
                          "lanes": members}, "read from /proc/net/bonding")
     cabled = found.cabled()
-    out.comment("switch_port, cable and joins_at_step guessed: the chapter's four ports in a row per Thor, in the order",
-                "the nodes were given, labels NODE/N, lanes 2-4 at step 8; not verified (no LLDP read)")
+    if switch:
+        out.comment("switch_port: the port the switch announced on each lane (LLDP); cable and joins_at_step guessed:",
+                    "labels NODE/N, lanes 2-4 at step 8")
+    else:
+        out.comment("switch_port, cable and joins_at_step guessed: the chapter's four ports in a row per Thor, in the "
+                    "order", "the nodes were given, labels NODE/N, lanes 2-4 at step 8; not verified (no LLDP read)")
     items = []
     for lane in found.links:
         if lane in cabled:
-            items.append(({"name": lane, "switch_port": _port(index, lane),
+            port = switch.ports[found.hostname, lane] if switch else _port(index, lane)
+            items.append(({"name": lane, "switch_port": port,
                            "joins_at_step": step if lane == cabled[0] else LANES_STEP,
                            "cable": f"{found.hostname}/{_lane_number(lane) + 1}"}, ""))
         else:

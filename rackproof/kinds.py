@@ -127,8 +127,6 @@ KINDS = {k.name: k for k in (
     Kind("loaded_lane", lambda c: [(n.name, lane.name) for n, lane in c.lanes], _interface),
     Kind("cx7", lambda c: [(n.name, x.name) for n in c.nodes for x in n.cx7], _interface),
     Kind("pair", lambda c: [(a.name, b.name) for a, b in c.ordered_pairs], _pair, _pair_id),
-    Kind("network_pair", lambda c: [(a.name, b.name) for a, b in c.ordered_pairs if a.address and b.address], _pair,
-         _pair_id),
     Kind("link_pair", lambda c: _pairs_in_rounds(_names(c, lambda n: n.address), c), _pair, _pair_id),
     Kind("cx7_pair", lambda c: _pairs_in_rounds(_names(c, lambda n: n.cx7), c), _pair, _pair_id),
     Kind("bond_pair", lambda c: _ring(_names(c, c.bonded)), _pair, _pair_id),

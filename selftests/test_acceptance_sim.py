@@ -87,8 +87,8 @@ def assert_learned_as_generated(found, generated) -> None:
     pins (offered as comments) may differ."""
     for mine, theirs in zip(found.nodes, generated.nodes, strict=True):
         assert mine.model_dump() == theirs.model_dump()
-    if generated.switch:   # the switch's name is a guess: no node can tell it
-        assert found.switch.model_dump(exclude={"name"}) == generated.switch.model_dump(exclude={"name"})
+    if generated.switch:   # the switch's name and ports as it announces them over LLDP
+        assert found.switch == generated.switch
     assert found.agent == generated.agent
     assert [e.model_dump(exclude={"tokens_per_s_floor"}) for e in found.engines] == \
         [e.model_dump(exclude={"tokens_per_s_floor"}) for e in generated.engines]
@@ -231,7 +231,7 @@ def test_bond_lane_down_fails_the_lane_the_bond_and_the_bonded_rates_of_that_nod
 
 def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester, thor5):
     with planted(thor5, "thor-5", "node-unreachable"):
-        run = suite(pytester, thor5, "-k", "not iperf3", "-n", "2")
+        run = suite(pytester, thor5, "-k", "not iperf3 and not under_load", "-n", "2")
     # the controller reaches thor-5 no more; every check that runs a command there fails with
     # that reason, the checks of the others pass (thor-5 still answers on the cluster network)
     doc = results(run)
@@ -293,11 +293,11 @@ def test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface(pytester, tho
     with planted(thor2, "thor-2", "mtu-lowered", "1400"):
         run = suite(pytester, thor2, "--step", "6", "tests_network/test_addressing.py")
     path = "test_addressing::test_packets_of_the_mtu_cross_whole_and_no_larger"
-    assert run.failed == {f"{path}[thor-1->thor-2]", "test_addressing::test_mtu_is_the_same_on_every_cluster_interface[all]"}
-    assert run.messages[f"{path}[thor-1->thor-2]"].startswith(
-        "thor-1 -> thor-2: a 1500-byte packet with don't-fragment (ping -M do): expected a reply, found no reply. "
-        "Cause: thor-2 mgbe0_0 has MTU 1400: set 1500 there, as on the other nodes")
-    assert run.outcomes[f"{path}[thor-2->thor-1]"] == "passed"   # its own 1400 bytes cross, 1401 do not leave
+    assert run.failed == {f"{path}[thor-1]", "test_addressing::test_mtu_is_the_same_on_every_cluster_interface[all]"}
+    assert run.messages[f"{path}[thor-1]"].startswith(
+        "thor-1: packets of the MTU with don't-fragment (ping -M do): thor-1 -> thor-2: a 1500-byte packet got no "
+        "reply (thor-2 mgbe0_0 has MTU 1400). ")
+    assert run.outcomes[f"{path}[thor-2]"] == "passed"   # its own 1400 bytes cross, 1401 do not leave
 
 
 def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2):

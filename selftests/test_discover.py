@@ -17,6 +17,7 @@ from rackproof.probes.bonding import BondInfo, BondSlave
 from rackproof.probes.ethtool import LinkInfo
 from rackproof.probes.ibdev2netdev import RdmaMap
 from rackproof.probes.ip import Address, Interface
+from rackproof.probes.lldp import Neighbour
 from rackproof.probes.sockets import Listener
 
 WHEN = dt.datetime(2026, 12, 4, 12, 0)
@@ -74,6 +75,28 @@ def test_a_shelf_is_written_as_the_chapter_cables_it_and_passes_inventory_check(
     # the cluster's name, the switch's name and size, each node's step and its lanes' ports
     assert discover.inventory_text(answers, HOW, discover.Operator(), WHEN)[1] == 1 + 2 + 3 + 3
     assert discover.checked(text) == []
+
+
+def heard_on(found: discover.Found, ports: list[str], system: str = "sw-25g") -> discover.Found:
+    found.heard = {lane: Neighbour(lane, system, "b8:59:9f:2a:10:00", port, "ifname", port, 3)
+                   for lane, port in zip(LANES, ports)}
+    return found
+
+
+def test_the_switch_announcing_itself_over_lldp_names_itself_and_each_lanes_port():
+    """Ports in another order than the chapter's rule are written as the switch announced them."""
+    answers = [heard_on(thor(1), ["Ethernet1", "Ethernet2", "Ethernet3", "Ethernet4"]),
+               heard_on(thor(2), ["Ethernet8", "Ethernet7", "Ethernet6", "Ethernet5"])]
+    text, _ = written(answers)
+    inventory = parse_inventory(text)
+    assert (inventory.switch.name, inventory.switch.lldp_port) == ("sw-25g", "Ethernet{port}")
+    assert [lane.switch_port for lane in inventory.nodes[1].lanes] == [8, 7, 6, 5]
+    assert 'name = "sw-25g"   # announced by the switch over LLDP' in text
+    # a lane that heard nothing, or two switches: the ports stay guessed
+    silent = [heard_on(thor(1), ["Ethernet1", "Ethernet2", "Ethernet3"]), heard_on(thor(2), ["Ethernet5"] * 4)]
+    assert discover.announced(silent) is None
+    two = [heard_on(thor(1), ["swp1", "swp2", "swp3", "swp4"]), heard_on(thor(2), ["swp5"] * 4, system="sw-b")]
+    assert discover.announced(two) is None
 
 
 def test_a_fault_seen_while_discovering_is_not_written_as_the_expectation():

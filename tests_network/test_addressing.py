@@ -69,19 +69,17 @@ def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory):
                       + ": " + ", ".join(f"{k}: {v}" for k, v in mtus.items()),
                       cause="jumbo frames set on some nodes only; a mismatch drops large packets silently")
 
-def test_packets_of_the_mtu_cross_whole_and_no_larger(network_pair, inventory):
-    src, dst = network_pair.src, network_pair.dst
-    mtu = inventory.expect.mtu or src.interfaces()[inventory.cluster_interface(src.spec)].mtu
-    fits, over = src.path_mtu(dst.spec.ip, mtu)
-    if not fits.received:
-        theirs = dst.interfaces().get(inventory.cluster_interface(dst.spec))
-        raise Failure(network_pair.where, f"a {mtu}-byte packet with don't-fragment (ping -M do)", "a reply",
-                      fits.error or "no reply", addressing.mtu_cause(
-                          dst.name, inventory.cluster_interface(dst.spec), theirs.mtu if theirs else None, mtu), seen=True)
-    if over.received:
-        raise Failure(network_pair.where, f"a {mtu + 1}-byte packet with don't-fragment (ping -M do)",
-                      "refused: larger than the MTU", "a reply", f"an MTU above {mtu} on {src.name} and on the path: "
-                      "set the same MTU on every cluster interface (and the switch ports)")
+def test_packets_of_the_mtu_cross_whole_and_no_larger(cluster_node, inventory, hosts):
+    peers = {n.ip: n for n in inventory.nodes if n.address and n.name != cluster_node.name}
+    mtu = inventory.expect.mtu or cluster_node.interfaces()[inventory.cluster_interface(cluster_node.spec)].mtu
+    fits, over = cluster_node.path_mtu(list(peers), mtu)
+    problems = [addressing.mtu_problem(f"{cluster_node.name} -> {peer.name}", mtu, fits[ip], over[ip],
+                                       lambda peer=peer: hosts[peer.name].interfaces().get(inventory.cluster_interface(peer)))
+                for ip, peer in peers.items()]
+    if any(problems):
+        raise Failure(cluster_node.name, "packets of the MTU with don't-fragment (ping -M do): "
+                      + "; ".join(filter(None, problems)),
+                      cause="set the same MTU on every cluster interface and the switch ports (jumbo frames)")
 
 
 def test_cluster_addresses_are_unique(cluster_network):

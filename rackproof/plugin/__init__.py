@@ -21,7 +21,7 @@ from .evidence import guards, measure, warn, _collect_evidence  # noqa: F401  (f
 from .params import (  # noqa: F401
     _whole_rack, agent, bond_pair, bonded_node, cluster_network, cluster_node, cx7, cx7_cluster, cx7_node, cx7_pair,
     cx7_ssh_pair, engine, every_node, evidence_log, hosts, inventory, lane, link_pair, load_ledger, loaded_lane,
-    local_and_remote, network_node, network_pair,
+    local_and_remote, network_node,
     node, node_locks, pair, routed_engine, slurm_controller, sparkrun_fabric, sparkrun_head,
     sparkrun_image, sparkrun_node)
 from .report import facts  # noqa: F401

@@ -138,6 +138,19 @@ def _id(value, what: str, text: str) -> tuple[str | None, str | None]:
     return value["value"], value.get("type")
 
 
+def newest(heard) -> Neighbour:
+    """The newest of the announcements heard on one interface: after a plug is moved, the old
+    port's lingers until its TTL ends (120 s on a real switch)."""
+    return min(heard, key=lambda n: n.age_s if n.age_s is not None else 0)
+
+
+def newest_by_interface(neighbours) -> dict[str, Neighbour]:
+    by_interface: dict[str, list[Neighbour]] = {}
+    for n in neighbours:
+        by_interface.setdefault(n.interface, []).append(n)
+    return {interface: newest(heard) for interface, heard in by_interface.items()}
+
+
 def unavailable(exit_status: int, output: str, login: str) -> tuple[str, str] | None:
     """(why the node cannot tell its neighbours, how to make it tell) for an lldpcli that did not
     answer because lldpd is missing, stopped or closed to `login`; None for any other failure.

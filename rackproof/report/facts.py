@@ -15,7 +15,7 @@ from typing import Callable
 from rackproof.probes.ethtool import parse_ethtool
 from rackproof.probes.fec import parse_fec
 from rackproof.probes.ip import parse_ip_addr
-from rackproof.probes.lldp import parse_neighbours
+from rackproof.probes.lldp import newest_by_interface, parse_neighbours
 from rackproof.probes.jetson import parse_dpkg_versions, parse_nv_tegra_release
 from rackproof.probes.nvidia_smi import parse_nvidia_smi_banner
 
@@ -59,10 +59,8 @@ def _interface_facts(words: list[str], stdout: str) -> dict[str, dict]:
     if len(words) == 3 and words[:2] == ["ethtool", "--show-fec"]:
         return {words[2]: {"fec": ", ".join(parse_fec(stdout, words[2]).active)}}
     if words[:1] == ["lldpcli"] and "neighbors" in words:
-        newest = {}
-        for n in sorted(parse_neighbours(stdout), key=lambda n: -(n.age_s or 0)):
-            newest[n.interface] = {"LLDP": " ".join(filter(None, (n.system, (n.port_names() or ("",))[0])))}
-        return newest
+        return {iface: {"LLDP": " ".join(filter(None, (n.system, (n.port_names() or ("",))[0])))}
+                for iface, n in newest_by_interface(parse_neighbours(stdout)).items()}
     return {}
 
 
