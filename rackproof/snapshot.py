@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
@@ -44,11 +45,15 @@ class SnapshotError(Exception):
 
 
 def take(inventory: Inventory, hosts: dict[str, Host]) -> dict:
+    """Every node's facts, the nodes read side by side (each over its own connection)."""
+    with ThreadPoolExecutor(max_workers=min(8, len(inventory.nodes))) as pool:
+        facts = pool.map(lambda node: node_facts(inventory.cluster.platform, node, hosts[node.name]), inventory.nodes)
+        nodes = {node.name: found for node, found in zip(inventory.nodes, facts)}
     return {
         "snapshot_version": SNAPSHOT_VERSION,
         "taken": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "cluster": inventory.cluster.name,
-        "nodes": {node.name: node_facts(inventory.cluster.platform, node, hosts[node.name]) for node in inventory.nodes},
+        "nodes": nodes,
     }
 
 

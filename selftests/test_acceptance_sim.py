@@ -140,7 +140,7 @@ def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves
 
 
 def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
-    run = suite(pytester, thor2, "--step", "6")
+    run = suite(pytester, thor2, "--step", "6", "-n", "2")
     assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
     assert "test_agent::test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]" in run.outcomes
     assert not any("bond" in t for t in run.outcomes), "no bond before step 8"
@@ -195,7 +195,7 @@ def planted(rack: SimRack, node: str, kind: str, *args: str):
 
 def test_lane_down_fails_its_link_check_only(pytester, thor5):
     with planted(thor5, "thor-3", "lane-down", "mgbe1_0"):
-        run = suite(pytester, thor5, "tests_physical", "tests_ssh")
+        run = suite(pytester, thor5, "tests_physical", "tests_ssh", "-n", "2")
     assert run.failed == {"test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"}, run.output
     message = run.messages["test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"]
     assert "thor-3 mgbe1_0" in message and "port 10" in message and "Link detected: no" in message
@@ -203,7 +203,7 @@ def test_lane_down_fails_its_link_check_only(pytester, thor5):
 
 def test_fec_mismatch_fails_its_fec_check_only(pytester, thor5):
     with planted(thor5, "thor-2", "fec-mismatch", "mgbe0_0"):
-        run = suite(pytester, thor5, "tests_physical")
+        run = suite(pytester, thor5, "tests_physical", "-n", "2")
     assert run.failed == {"test_lanes::test_lane_fec[thor-2:mgbe0_0]"}, run.output
     message = run.messages["test_lanes::test_lane_fec[thor-2:mgbe0_0]"]
     assert "thor-2 mgbe0_0" in message and "port 5" in message and "expected RS" in message and "BaseR" in message
@@ -211,7 +211,7 @@ def test_fec_mismatch_fails_its_fec_check_only(pytester, thor5):
 
 def test_missing_ssh_key_fails_that_direction_only(pytester, thor5):
     with planted(thor5, "thor-2", "ssh-key-missing", "thor-4"):
-        run = suite(pytester, thor5, "tests_ssh")
+        run = suite(pytester, thor5, "tests_ssh", "-n", "2")
     assert run.failed == {"test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"}, run.output
     assert "Permission denied" in run.messages["test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"]
 
@@ -260,7 +260,7 @@ def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester
 def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_verified(pytester, thor5):
     with planted(thor5, "thor-2", "plugs-swapped", "mgbe1_0", "mgbe2_0"), planted(thor5, "thor-4", "plug-in-port", "mgbe0_0", "1"), \
             planted(thor5, "thor-5", "lldpd-missing"):
-        run = suite(pytester, thor5, "tests_physical/test_cabling.py", "tests_physical/test_lanes.py")
+        run = suite(pytester, thor5, "tests_physical/test_cabling.py", "tests_physical/test_lanes.py", "-n", "2")
     cabling = "test_cabling::test_lane_is_in_its_planned_port"
     assert run.failed == {f"{cabling}[thor-2:mgbe1_0]", f"{cabling}[thor-2:mgbe2_0]", f"{cabling}[thor-4:mgbe0_0]",
                           f"{cabling}[thor-1:mgbe0_0]"}, run.output
@@ -443,7 +443,7 @@ def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(th
 
 def test_a_duplicate_address_fails_once_naming_both_nodes_and_the_rest_point_to_it(pytester, thor5):
     with planted(thor5, "thor-5", "duplicate-address", "thor-4"):
-        run = suite(pytester, thor5, "tests_network/test_addressing.py", "tests_network/test_reachability.py")
+        run = suite(pytester, thor5, "tests_network/test_addressing.py", "tests_network/test_reachability.py", "-n", "2")
     unique = "test_addressing::test_cluster_addresses_are_unique[all]"
     assert unique in run.failed, run.output
     assert "10.10.0.14 is held by 2 nodes: thor-4 (bond0) and thor-5 (bond0)" in run.messages[unique]
