@@ -81,9 +81,10 @@ def test_two_streams_forced_onto_one_lane_share_it_and_pass_after_the_retry(thor
     run = json.loads(result.stdout)
     first, retry = run["attempts"]   # the retry happened
     assert [(port, dport) for port, dport, _ in first] == list(zip(forced, SERVER_PORTS))
-    # the two streams on mgbe0_0 share it (not always evenly), the other two have a lane each
+    # the two streams on mgbe0_0 share it: together about one lane (each alone would take a lane), split
+    # as TCP splits it (seen 219 and 22 Mbit/s of 250: how unevenly is not the check's business)
     shared, alone = [bps for *_, bps in first[:2]], [bps for *_, bps in first[2:]]
-    assert max(shared) < 0.85 * run["lane"] and 0.8 * run["lane"] <= sum(shared) <= 1.1 * run["lane"], first
+    assert 0.8 * run["lane"] <= sum(shared) <= 1.1 * run["lane"], first
     assert min(alone) >= 0.8 * run["lane"] and sum(bps for *_, bps in first) < run["floor"], first
     assert all(bps >= 0.8 * run["lane"] for *_, bps in retry), retry
     assert run["best"] == sum(bps for *_, bps in retry) >= run["floor"]
