@@ -16,14 +16,14 @@ import ipaddress
 from .failure import Failure, NotVerified
 from .host import Host, ProbeFailed
 from .inventory import Cx7Interface, Inventory, Lane, Node
-from .probes.lldp import NEIGHBOURS, Neighbour, newest, unavailable
+from .probes.lldp import NEIGHBOURS, Neighbour, newest_by_interface, unavailable
 
 WHAT = "cabling against the plan (LLDP)"
 
 
-def heard(host: Host, login: str) -> dict[str, list[Neighbour]]:
-    """interface -> the neighbours lldpd heard on it; NotVerified when the node cannot tell
-    (no lldpd, or `login` may not ask it)."""
+def heard(host: Host, login: str) -> dict[str, Neighbour]:
+    """interface -> the newest announcement lldpd heard on it; NotVerified when the node cannot
+    tell (no lldpd, or `login` may not ask it)."""
     try:
         neighbours = host.read(NEIGHBOURS)
     except ProbeFailed as e:
@@ -31,10 +31,7 @@ def heard(host: Host, login: str) -> dict[str, list[Neighbour]]:
         if reason is None:
             raise
         raise NotVerified(host.name, WHAT, *reason) from None
-    out: dict[str, list[Neighbour]] = {}
-    for n in neighbours:
-        out.setdefault(n.interface, []).append(n)
-    return out
+    return newest_by_interface(neighbours)
 
 
 def _same_system(announced: str | None, name: str) -> bool:
@@ -51,18 +48,17 @@ def _name(node: Node, lane: Lane) -> str:
     return f"{node.name} {lane.name}" + (f" (cable {lane.cable})" if lane.cable else "")
 
 
-def check_lane(inventory: Inventory, node: Node, lane: Lane, seen: dict[str, list[Neighbour]]) -> None:
+def check_lane(inventory: Inventory, node: Node, lane: Lane, seen: dict[str, Neighbour]) -> None:
     """The lane is in the switch port the plan gives it; else a Failure naming where it is,
     whose port that is in the plan and, for two plugs of one node, the swap."""
     switch = inventory.switch
     where = _name(node, lane)
     planned = f"{switch.name} port {lane.switch_port} ({switch.port_name(lane.switch_port)})"
-    heard_here = seen.get(lane.name, [])
-    if not heard_here:
+    latest = seen.get(lane.name)
+    if latest is None:
         raise NotVerified(where, WHAT, "lldpd on the node heard no LLDP announcement on this lane (a lane without "
                           "link hears none: see test_lane_link_detected)",
                           f"enable LLDP on {switch.name} (port {lane.switch_port} and the others of the shelf)")
-    latest = newest(heard_here)
     system_ok, number, names = _port_of(switch, latest)
     if system_ok and number == lane.switch_port:
         return
@@ -86,14 +82,14 @@ def _port_of(switch, n: Neighbour) -> tuple[bool, int | None, str]:
     return _same_system(n.system, switch.name), numbers[0] if numbers else None, names
 
 
-def _whose(inventory: Inventory, node: Node, lane: Lane, port: int, seen: dict[str, list[Neighbour]]) -> str:
+def _whose(inventory: Inventory, node: Node, lane: Lane, port: int, seen: dict[str, Neighbour]) -> str:
     owner = _plan(inventory).get(port)
     if owner is None:
         return f"port {port} is not in the plan: move the plug to port {lane.switch_port}, or correct the plan"
     other_node, other = owner
     if other_node.name == node.name:
         back = seen.get(other.name)
-        if back and _port_of(inventory.switch, newest(back))[1] == lane.switch_port:
+        if back and _port_of(inventory.switch, back)[1] == lane.switch_port:
             return (f"it is swapped with {_name(other_node, other)}, which is in port {lane.switch_port}: "
                     "swap the two plugs back")
     return (f"port {port} belongs to {_name(other_node, other)} in the plan: move this plug to port "
@@ -107,17 +103,16 @@ def far_ends(inventory: Inventory, node: Node, cx7: Cx7Interface) -> set[tuple[s
             if ipaddress.ip_interface(c.address).network == net}
 
 
-def check_cx7(inventory: Inventory, node: Node, cx7: Cx7Interface, seen: dict[str, list[Neighbour]]) -> None:
+def check_cx7(inventory: Inventory, node: Node, cx7: Cx7Interface, seen: dict[str, Neighbour]) -> None:
     """The cable joins this interface to a peer's interface on the same CX7 subnet, as the
     inventory pairs them (the peer's lldpd names its host and interface)."""
     peers = far_ends(inventory, node, cx7)
     where = f"{node.name} {cx7.name}"
     expected = " or ".join(f"{p} {i}" for p, i in sorted(peers)) or "a peer on its subnet"
-    heard_here = seen.get(cx7.name, [])
-    if not heard_here:
+    n = seen.get(cx7.name)
+    if n is None:
         raise NotVerified(where, WHAT, "lldpd on the node heard no LLDP announcement on this interface",
                           "run lldpd on the peer too (sudo apt install lldpd)")
-    n = newest(heard_here)
     if any(_same_system(n.system, p) and i in n.port_names() for p, i in peers):
         return
     found = f"{n.system or 'a device without a name'} {' / '.join(n.port_names()) or 'port without a name'}"

@@ -7,7 +7,7 @@ import pytest
 from rackproof import cabling
 from rackproof.failure import Failure, NotVerified
 from rackproof.inventory import load_inventory
-from rackproof.probes.lldp import Neighbour
+from rackproof.probes.lldp import Neighbour, newest_by_interface
 from selftests.suite import EXAMPLES
 
 THOR = load_inventory(EXAMPLES / "thor5.toml")
@@ -22,9 +22,14 @@ def heard_as_planned(node: str) -> dict[str, list[Neighbour]]:
     return {lane.name: [switch_port(lane.name, lane.switch_port)] for lane in THOR.node(node).lanes}
 
 
+def newest(heard: dict[str, list[Neighbour]]) -> dict[str, Neighbour]:
+    """What cabling.heard gives a check: each interface's newest announcement."""
+    return newest_by_interface([n for announcements in heard.values() for n in announcements])
+
+
 def judge(node: str, lane: str, heard) -> None:
     spec = THOR.node(node)
-    cabling.check_lane(THOR, spec, spec.lane(lane), heard)
+    cabling.check_lane(THOR, spec, spec.lane(lane), newest(heard))
 
 
 def test_every_plug_in_its_planned_port_passes():
@@ -98,8 +103,8 @@ def peer(interface: str, system: str, port: str) -> Neighbour:
 def test_a_spark_cable_joins_the_interfaces_on_one_subnet():
     one, two = SPARK.nodes
     for cx7 in one.cx7:
-        cabling.check_cx7(SPARK, one, cx7, {cx7.name: [peer(cx7.name, two.name, cx7.name)]})
+        cabling.check_cx7(SPARK, one, cx7, newest({cx7.name: [peer(cx7.name, two.name, cx7.name)]}))
     first = one.cx7[0]
     wrong = {first.name: [peer(first.name, two.name, one.cx7[1].name)]}   # the other logical interface's subnet
     with pytest.raises(Failure, match="the far end of the QSFP cable"):
-        cabling.check_cx7(SPARK, one, first, wrong)
+        cabling.check_cx7(SPARK, one, first, newest(wrong))

@@ -370,7 +370,7 @@ def _p_duplicate_address(rack, spec, node, args):
     other = rack.node_spec(args[0])
     if not (spec.address and other.address) or other.name == spec.name:
         raise SimError(f"{node} and {args[0]} must be two nodes with cluster addresses")
-    dev = "bond0" if spec.bond_lanes else spec.interface
+    dev = _cluster_iface(spec)
     prefix = spec.address.split("/")[1]
     taken = f"{other.ip}/{prefix}"
     rack.node(node).sh(f"ip addr del {spec.address} dev {dev} && ip addr add {taken} dev {dev}")
@@ -399,7 +399,7 @@ def _u_ssh_hang(rack, spec, node, target, undo):
 def _p_address_moved(rack, spec, node, args):
     """The cluster address taken off its interface and put on another (a connection edited by
     hand): a change, as a change-control snapshot sees it."""
-    dev = "bond0" if spec.bond_lanes else spec.interface
+    dev = _cluster_iface(spec)
     to = args[0] if args else next((lane.name for lane in spec.lanes if lane.name != dev), None)
     if not spec.address or to is None or to == dev:
         raise SimError(f"{node}: address-moved needs an interface other than {dev} to move {spec.address} to")
