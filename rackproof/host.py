@@ -34,6 +34,9 @@ class ProbeFailed(Exception):
         output = (result.stdout + result.stderr).strip() or "(no output)"
         super().__init__(f"{node}: `{result.command}` {reason}\n--- what {node} printed ---\n{output}")
 
+    def __reduce__(self):   # judged by another xdist worker than the one that read it
+        return type(self), (self.node, self.result, self.reason)
+
 
 @dataclass
 class Host:

@@ -397,6 +397,10 @@ class SshSettings(Model):
     jump: SshTarget | None = None            # a jump host, as ssh -J takes it
     connect_timeout: _positive(300) = 5.0
     command_timeout: _positive(3600) = 60.0
+    # the SSH mesh: how many peers each node tries at once (all nodes at the same time); each
+    # node starts with the next one, so a peer sees about this many logins at once, under
+    # sshd's MaxStartups (10)
+    fanout: Annotated[int, Field(ge=1, le=10)] = 8
 
 
 class Rollback(Model):

@@ -13,8 +13,9 @@ import socket
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
 from .http import HttpRequest, HttpResponse, exchange
@@ -34,11 +35,17 @@ class NodeUnreachable(Exception):
         self.reason = reason
         super().__init__(f"{node} is unreachable: {reason}")
 
+    def __reduce__(self):   # what one xdist worker measured, another judges (rackproof.together)
+        return type(self), (self.node, self.reason)
+
 
 class CommandTimeout(Exception):
     def __init__(self, node: str, command: str, timeout: float):
         self.node, self.command, self.timeout = node, command, timeout
         super().__init__(f"{node}: `{command}` did not finish within {timeout:g} s")
+
+    def __reduce__(self):
+        return type(self), (self.node, self.command, self.timeout)
 
 
 @dataclass
@@ -70,11 +77,23 @@ class Result:
 
 
 class EvidenceLog:
-    """Where evidence goes. The pytest glue points `sink` at the current test."""
+    """Where evidence goes. The pytest glue points `sink` at the current test; a thread that
+    measures one part of a group for several tests at once keeps its own (`captured`)."""
 
     def __init__(self):
         self._secrets: set[str] = set()
         self.sink: list[Evidence] | None = None
+        self._local = threading.local()
+
+    @contextmanager
+    def captured(self) -> Iterator[list[Evidence]]:
+        """The evidence this thread adds meanwhile, kept apart from the current test's."""
+        kept: list[Evidence] = []
+        self._local.sink = kept
+        try:
+            yield kept
+        finally:
+            self._local.sink = None
 
     def add_secret(self, secret: str) -> None:
         """A value (an access key) that must never appear in evidence, recordings or reports."""
@@ -89,8 +108,11 @@ class EvidenceLog:
     def add(self, ev: Evidence) -> None:
         ev.command, ev.stdout, ev.stderr, ev.note = (
             self.redact(ev.command), self.redact(ev.stdout), self.redact(ev.stderr), self.redact(ev.note))
-        if self.sink is not None:
-            self.sink.append(ev)
+        sink = getattr(self._local, "sink", None)
+        if sink is None:
+            sink = self.sink
+        if sink is not None:
+            sink.append(ev)
 
 
 class Transport(Protocol):
@@ -109,7 +131,6 @@ class Remote:
     log: EvidenceLog
     default_timeout: float = 60.0
     _unreachable: NodeUnreachable | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def run(self, command: str, timeout: float | None = None) -> Result:
         timeout = timeout or self.default_timeout
@@ -131,8 +152,7 @@ class Remote:
         try:
             if self._unreachable:
                 raise self._unreachable
-            with self._lock:  # one fabric connection per node is not safe to share across threads
-                return call(), started
+            return call(), started
         except NodeUnreachable as e:
             self._unreachable = e
             self._no_answer(what, started, f"unreachable: {e.reason}")
@@ -181,8 +201,18 @@ class SshTransport:
         self.connect_timeout = connect_timeout
         self.ssh_config, self.identity, self.jump = ssh_config, identity, jump
         self._conn = None
+        # opening the connection is not safe from two threads at once; its channels are: one
+        # connection per node carries every command of the run, several at the same time
+        self._lock = threading.Lock()
 
     def _connection(self):
+        with self._lock:
+            conn = self._made()
+            if not conn.is_connected:
+                conn.open()
+            return conn
+
+    def _made(self):
         import fabric  # imported here: replay runs need neither paramiko nor a network
 
         if self._conn is None:
@@ -201,12 +231,9 @@ class SshTransport:
         from invoke.exceptions import CommandTimedOut
         import paramiko
 
-        conn = self._connection()
         started = time.monotonic()
         try:
-            if not conn.is_connected:
-                conn.open()
-            r = conn.run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
+            r = self._connection().run(command, hide=True, warn=True, timeout=timeout, in_stream=False)
         except CommandTimedOut:
             self.close()  # the channel may still be busy: start the next command on a fresh one
             raise CommandTimeout(self.node, command, timeout) from None
@@ -220,10 +247,8 @@ class SshTransport:
         import paramiko
 
         target = urlsplit(request.url)
-        conn = self._connection()
         try:
-            if not conn.is_connected:
-                conn.open()
+            conn = self._connection()
             with socket.socket() as probe:  # a free local port for the forward
                 probe.bind(("127.0.0.1", 0))
                 local_port = probe.getsockname()[1]
@@ -237,11 +262,12 @@ class SshTransport:
             raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
 
     def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = None
 
 
 def _ssh_reason(e: Exception, connect_timeout: float) -> str:

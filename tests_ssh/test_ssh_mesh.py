@@ -15,9 +15,8 @@ pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
 
 
 @pytest.mark.step(4)
-def test_passwordless_ssh(pair, inventory, guards):
-    timeout = inventory.ssh.connect_timeout
-    result = pair.src.run(SSH_HOSTNAME, timeout=timeout * 3, seconds=f"{timeout:g}", peer=pair.dst.spec.ssh_name)
+def test_passwordless_ssh(pair, inventory, guards, ssh_mesh):
+    result = ssh_mesh.attempt(pair)
     unreached = unreached_host(result.stderr) if not result.ok else None
     led_to = pair.src.read(GETENT_HOSTS, names=[unreached]).get(unreached, ()) if unreached else ()
     address = next((a for a in led_to if a in {c.ip for c in pair.dst.spec.cx7}), None)

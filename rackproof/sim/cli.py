@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from .profiles import PROFILES
+from .profiles import GENERATED, PROFILES, generate, generated_name
 from .util import SimError
 
 FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
@@ -73,7 +73,7 @@ def _fill(sim: argparse.ArgumentParser) -> None:
     sub.required = True
 
     p = sub.add_parser("up", help="bring a rack up and print its inventory path")
-    p.add_argument("profile", choices=sorted(PROFILES))
+    _profile_arguments(p)
     p.add_argument("--name", help="rack name (default: the profile's); lets racks run side by side")
     p.add_argument("-v", "--verbose", action="store_true", help="say what is being built")
     p.set_defaults(sim_func=cmd_up)
@@ -104,7 +104,7 @@ def _fill(sim: argparse.ArgumentParser) -> None:
     p.set_defaults(sim_func=cmd_exec)
 
     p = sub.add_parser("run", help="up, run the suite in the bench namespace, always down")
-    p.add_argument("profile", choices=sorted(PROFILES))
+    _profile_arguments(p)
     p.add_argument("--name")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- PYTEST-ARGS...")
     p.set_defaults(sim_func=cmd_run)
@@ -113,6 +113,27 @@ def _fill(sim: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="the rack (default: the only rack that is up)")
     p.add_argument("--all", action="store_true", help="every rack")
     p.set_defaults(sim_func=cmd_down)
+
+
+def _profile_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("profile", choices=sorted(PROFILES) + list(GENERATED),
+                   help="a document's cluster, or thor / spark: a rack of --nodes N made from the same rules")
+    p.add_argument("--nodes", type=int, help="thor / spark: how many nodes (2 to 64; default 5)")
+    p.add_argument("--lanes", type=int, help="thor: 25 GbE lanes per node, 1 to 4; more than one is a bond (default 1)")
+    p.add_argument("--engines", type=int, help="thor: nodes serving an engine behind the agent on thor-1 (default 0)")
+
+
+def _profile_name(a) -> str:
+    """The profile `up` and `run` build: a named one, or a generated one (checked here)."""
+    sized = {k: v for k in ("nodes", "lanes", "engines") if (v := getattr(a, k, None)) is not None}
+    if a.profile not in GENERATED:
+        if sized:
+            raise SimError(f"--{next(iter(sized))} is for the generated racks ({' / '.join(GENERATED)}); "
+                           f"{a.profile} is built as the document has it")
+        return a.profile
+    sized.setdefault("nodes", 5)
+    generate(a.profile, **sized)
+    return generated_name(a.profile, **sized)
 
 
 def _strip_dashes(args: list[str]) -> list[str]:
@@ -126,7 +147,7 @@ def cmd_up(a) -> int:
     t0 = time.monotonic()
     log = (lambda msg: print(f"[{time.monotonic() - t0:5.1f}s] {msg}", file=sys.stderr)) if a.verbose else None
     try:
-        rack = Rack.up(a.profile, a.name, log=log)
+        rack = Rack.up(_profile_name(a), a.name, log=log)
     except AlreadyUp as e:
         print(e, file=sys.stderr)
         return 0
@@ -195,13 +216,17 @@ def _run_args(a) -> list[str]:
     if "--" in args:
         ours, args = args[:args.index("--")], args[args.index("--") + 1:]
         while ours:
-            opt = ours.pop(0)
-            if opt == "--name" and ours:
-                a.name = ours.pop(0)
-            elif opt.startswith("--name="):
-                a.name = opt.split("=", 1)[1]
-            else:
+            opt, _, value = ours.pop(0).partition("=")
+            key = opt.removeprefix("--")
+            if key not in ("name", "nodes", "lanes", "engines") or not opt.startswith("--"):
                 raise SimError(f"run: unknown option {opt!r} before `--` (pytest's arguments go after it)")
+            if not value:
+                if not ours:
+                    raise SimError(f"run: {opt} wants a value")
+                value = ours.pop(0)
+            if key != "name" and not value.isdigit():
+                raise SimError(f"run: {opt} wants a number, not {value!r}")
+            setattr(a, key, value if key == "name" else int(value))
     return args
 
 
@@ -229,7 +254,7 @@ def cmd_run(a) -> int:
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     rack = None
     try:
-        rack = Rack.up(a.profile, a.name)
+        rack = Rack.up(_profile_name(a), a.name)
         print(f"rack {rack.name} is up in {rack.record['up_seconds']:.1f}s: {rack.inventory}", file=sys.stderr)
         cmd = ["ip", "netns", "exec", rack.topo.bench, sys.executable, "-m", "pytest",
                f"--inventory={rack.inventory}", *args]

@@ -13,11 +13,13 @@ No namespace has a default route, and nothing is put into the host's own namespa
 
 from __future__ import annotations
 
+import json
 import subprocess
+from pathlib import Path
 
 from . import bond, shaping
 from .profiles import MGMT_NET, NodeSpec, Profile
-from .state import RackState
+from .state import ROOT, RackState
 from .util import SimError, batch, in_netns, run
 
 THOR_OUI = "3c:6d:66"
@@ -223,3 +225,37 @@ def has_default_route(ns: str) -> bool:
         if out.strip():
             return True
     return False
+
+
+# The kernel keeps one ARP table for every namespace, at most gc_thresh3 entries (1024 by
+# default): 32 nodes that each know their 31 peers overflow it ("neighbor table overflow!") and
+# connections time out at random. A rack that needs more room raises the limits while racks are
+# up; the machine's own values are kept here and put back by the last rack to go down.
+NEIGHBOUR_LIMITS = Path("/proc/sys/net/ipv4/neigh/default")
+SAVED_LIMITS = ROOT / "host-neighbour-limits.json"
+
+
+def neighbour_entries(profile: Profile) -> int:
+    """ARP entries a rack may hold at once: every node knows every other on each network (house
+    and cluster, a Spark on its two CX7 links too), the bench knows every node; twice that as room."""
+    n = len(profile.nodes)
+    networks = 2 + max((len([c for c in node.cx7 if c.link]) for node in profile.nodes), default=0)
+    return 2 * (n + 1) * n * networks
+
+
+def make_neighbour_room(entries: int) -> None:
+    current = {k: int((NEIGHBOUR_LIMITS / k).read_text()) for k in ("gc_thresh2", "gc_thresh3")}
+    if current["gc_thresh3"] >= entries:
+        return
+    if not SAVED_LIMITS.exists():
+        SAVED_LIMITS.write_text(json.dumps(current))
+    (NEIGHBOUR_LIMITS / "gc_thresh3").write_text(str(entries))
+    (NEIGHBOUR_LIMITS / "gc_thresh2").write_text(str(max(current["gc_thresh2"], entries // 2)))
+
+
+def restore_neighbour_limits() -> None:
+    """The machine's own limits, once no rack is up."""
+    if SAVED_LIMITS.exists():
+        for key, value in json.loads(SAVED_LIMITS.read_text()).items():
+            (NEIGHBOUR_LIMITS / key).write_text(str(value))
+        SAVED_LIMITS.unlink()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 SCALE = 0.01          # every modelled rate x SCALE = the rate the rack really shapes to
@@ -238,14 +239,15 @@ def _thor_node(i: int, lanes_connected: int, bonded: bool, join: int, lane_join:
         bond_lanes=[f"mgbe{k}_0" for k in range(4)] if bonded else None)
 
 
-def _thor_profile(name: str, cluster_name: str, nodes, engines, **rest) -> Profile:
+def _thor_profile(name: str, cluster_name: str, nodes, engines, agent_node: str | None = "thor-1",
+                  **rest) -> Profile:
     """What every Thor profile shares: the chapter's 25 GbE switch with RS FEC, the agent on
     thor-1, JetPack 7.0 (L4T R38.2.0) pinned."""
     return Profile(
         name=name, cluster_name=cluster_name, platform="thor",
         nodes=nodes, lane_rate_mbps=25000, shaped_rate_mbps=25000,
         switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS", "lldp_port": "swp{port}"},
-        engines=engines, agent_node="thor-1",
+        engines=engines, agent_node=agent_node,
         # three measured seconds: a shaped veth lane settles within the warm-up second
         expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0", "iperf_seconds": 3},
         release=THOR_RELEASE, **rest)
@@ -288,18 +290,21 @@ def thor2() -> Profile:
         description="two Jetson AGX Thors at build step 6: one lane each (switch ports 1 and 5), no bond")
 
 
+def _spark_node(i: int) -> NodeSpec:
+    """Spark i: its cabled port's two logical interfaces on links a and b (192.168.100/101.(9+i))."""
+    host = 9 + i
+    return NodeSpec(
+        name=f"spark-{i}", index=i, platform="spark", mgmt_iface="enP7s7",
+        cx7=[
+            Cx7Spec("enp1s0f1np1", "rocep1s0f1", f"192.168.100.{host}/24", "a"),
+            Cx7Spec("enP2p1s0f1np1", "roceP2p1s0f1", f"192.168.101.{host}/24", "b"),
+            Cx7Spec("enp1s0f0np0", "rocep1s0f0", None, None),
+            Cx7Spec("enP2p1s0f0np0", "roceP2p1s0f0", None, None),
+        ])
+
+
 def spark2() -> Profile:
-    nodes = []
-    for i in (1, 2):
-        host = 9 + i
-        nodes.append(NodeSpec(
-            name=f"spark-{i}", index=i, platform="spark", mgmt_iface="enP7s7",
-            cx7=[
-                Cx7Spec("enp1s0f1np1", "rocep1s0f1", f"192.168.100.{host}/24", "a"),
-                Cx7Spec("enP2p1s0f1np1", "roceP2p1s0f1", f"192.168.101.{host}/24", "b"),
-                Cx7Spec("enp1s0f0np0", "rocep1s0f0", None, None),
-                Cx7Spec("enP2p1s0f0np0", "roceP2p1s0f0", None, None),
-            ]))
+    nodes = [_spark_node(i) for i in (1, 2)]
     return Profile(
         name="spark2", cluster_name="spark-pair", platform="spark",
         description="two DGX Sparks joined by one QSFP cable (two logical CX7 links, RoCE devices)",
@@ -310,14 +315,72 @@ def spark2() -> Profile:
 
 
 PROFILES = {"thor5": thor5, "thor2": thor2, "spark2": spark2}
+GENERATED = ("thor", "spark")     # racks of any size, made from the same rules: `sim up thor --nodes 32`
+MAX_SIM_NODES = 64                # what a 2-core machine brings up in seconds (a real sshd per node)
+ENGINE_MODELS = ["llama-3.1-8b", "qwen3-8b", "gemma-3-12b"]
+
+
+def generated_name(platform: str, nodes: int, lanes: int = 1, engines: int = 0) -> str:
+    """The name a generated rack's profile carries: enough to make it again (`get_profile`)."""
+    return f"{platform}-n{nodes}" + (f"-l{lanes}" if lanes != 1 else "") + (f"-e{engines}" if engines else "")
+
+
+def thor_n(nodes: int, lanes: int = 1, engines: int = 0) -> Profile:
+    """N Thors on one switch, as thor5 is built: node i at 10.10.0.(10+i), its lanes in switch
+    ports 4(i-1)+1.., cables labelled thor-i/k; more than one lane is a bond (its lanes join at
+    step 8). With engines, thor-1 runs the agent and nodes thor-1..thor-E one engine each."""
+    bonded = lanes > 1
+    node_specs = [_thor_node(i, lanes, bonded, 1, 8) for i in range(1, nodes + 1)]
+    served = [EngineSpec(ENGINE_MODELS[(i - 1) % len(ENGINE_MODELS)], f"thor-{i}", 8081, host=f"thor-{i}",
+                         listen=f"10.10.0.{10 + i}", tokens_per_s=40.0, tokens_per_s_floor=30.0)
+              for i in range(1, min(engines, nodes) + 1)]
+    profile = _thor_profile(
+        generated_name("thor", nodes, lanes, engines), f"thor-{nodes}", node_specs, served,
+        agent_node="thor-1" if served else None,
+        description=f"{nodes} Jetson AGX Thors, {lanes} 25 GbE lane{'s' * (lanes > 1)} each"
+                    + (" bonded (802.3ad, layer3+4)" if bonded else "")
+                    + (f", {len(served)} engine{'s' * (len(served) > 1)} behind the agent on thor-1" if served else ""))
+    profile.switch["ports"] = max(24, 4 * nodes)
+    return profile
+
+
+def spark_n(nodes: int) -> Profile:
+    """N DGX Sparks whose cabled CX7 port is in a switch: every node's two logical interfaces on
+    the two CX7 subnets, as spark2 has them over one cable."""
+    profile = spark2()
+    profile.nodes = [_spark_node(i) for i in range(1, nodes + 1)]
+    profile.name, profile.cluster_name = generated_name("spark", nodes), f"spark-{nodes}"
+    profile.sparkrun_cluster = profile.cluster_name
+    profile.description = f"{nodes} DGX Sparks, their CX7 ports in one switch (two logical links each)"
+    return profile
 
 
 def get_profile(name: str) -> Profile:
-    try:
+    if name in PROFILES:
         return PROFILES[name]()
-    except KeyError:
-        from .util import SimError
-        raise SimError(f"no profile named {name!r}; choose one of: {', '.join(PROFILES)}") from None
+    made = re.fullmatch(r"(thor|spark)-n(\d+)(?:-l(\d+))?(?:-e(\d+))?", name)
+    if made:
+        platform, nodes, lanes, engines = made[1], int(made[2]), int(made[3] or 1), int(made[4] or 0)
+        return generate(platform, nodes, lanes, engines)
+    from .util import SimError
+    raise SimError(f"no profile named {name!r}; choose one of: {', '.join(PROFILES)}, "
+                   f"or {' / '.join(GENERATED)} --nodes N")
+
+
+def generate(platform: str, nodes: int, lanes: int = 1, engines: int = 0) -> Profile:
+    """A rack of `nodes` nodes of a platform, checked against what the simulator can build."""
+    from .util import SimError
+    if not 2 <= nodes <= MAX_SIM_NODES:
+        raise SimError(f"--nodes {nodes}: a generated rack has 2 to {MAX_SIM_NODES} nodes")
+    if platform == "thor":
+        if not 1 <= lanes <= 4:
+            raise SimError(f"--lanes {lanes}: a Thor has 1 to 4 25 GbE lanes")
+        if not 0 <= engines <= nodes:
+            raise SimError(f"--engines {engines}: 0 to {nodes} (one engine per node at most)")
+        return thor_n(nodes, lanes, engines)
+    if lanes != 1 or engines:
+        raise SimError("--lanes and --engines are Thor options (a Spark has its CX7 port)")
+    return spark_n(nodes)
 
 
 # --- the modelled hardware of one node (what the stand-ins print) -----------------------------
