@@ -114,14 +114,6 @@ class BondedRate:
                 "retransmits: the receiver does not keep up with them (CPU-bound iperf3, power mode) or the "
                 f"switch delays that lane{unknown}")
 
-def measure(sender: Host, receiver: Host, address: str, lane_bps: float, floor_bps: float, seconds: int,
-            streams: int = 4, first_ports: Sequence[int] | None = None) -> BondedRate:
-    """-P `streams` from sender to receiver's `address` over their bonds, measured once more when
-    short (traffic.attempts). `first_ports` imposes the first attempt's client ports."""
-    return BondedRate(sender, receiver, address, lane_bps,
-                      traffic.attempts(sender, receiver, address, floor_bps, seconds, streams, first_ports))
-
-
 def _member(host: Host, name: str, lane_mbps: int) -> tuple[str, int | None, bool]:
     """(what is wrong with this bond member, or "", its speed, whether ethtool could tell)."""
     where = f"{host.name} {name} (switch port {host.spec.lane(name).switch_port})"

@@ -71,16 +71,21 @@ class Kind:
         return "all" if self.whole_cluster else self.name_value(value)
 
 
-def _pairs_in_rounds(names: list[str], cluster: ClusterAtStep) -> list[tuple[str, str]]:
-    """Sender -> receiver pairs for throughput, round by round (disjoint pairs in a round):
-    every pair on a small rack, a covering set above the inventory's size limit."""
-    plan = schedule.round_robin if len(names) <= cluster.expect.all_pairs_max_nodes else schedule.covering_pairs
-    return [pair for rnd in plan(names) for pair in rnd]
+def rounds(kind: str, cluster: ClusterAtStep) -> list[list[tuple[str, str]]]:
+    """The sender -> receiver pairs of a throughput kind, round by round (each node sends once
+    and receives once in a round): every ordered pair on a small rack, one round above the
+    inventory's size limit; the bond's lane-loss check takes one round (it disrupts)."""
+    names = _names(cluster, lambda node: _ON_NETWORK[kind](cluster, node))
+    if kind == "bond_pair" or len(names) > cluster.expect.all_pairs_max_nodes:
+        return schedule.covering_round(names)
+    return schedule.derangements(names)
 
 
-def _ring(names: list[str]) -> list[tuple[str, str]]:
-    """Each node sends to the next."""
-    return [(a, names[(i + 1) % len(names)]) for i, a in enumerate(names)] if len(names) > 1 else []
+_ON_NETWORK = {"link_pair": lambda c, n: n.address, "cx7_pair": lambda c, n: n.cx7, "bond_pair": lambda c, n: c.bonded(n)}
+
+
+def _in_rounds(kind: str):
+    return lambda cluster: [pair for rnd in rounds(kind, cluster) for pair in rnd]
 
 
 def _local_and_remote(cluster: ClusterAtStep) -> list[tuple]:
@@ -127,9 +132,9 @@ KINDS = {k.name: k for k in (
     Kind("loaded_lane", lambda c: [(n.name, lane.name) for n, lane in c.lanes], _interface),
     Kind("cx7", lambda c: [(n.name, x.name) for n in c.nodes for x in n.cx7], _interface),
     Kind("pair", lambda c: [(a.name, b.name) for a, b in c.ordered_pairs], _pair, _pair_id),
-    Kind("link_pair", lambda c: _pairs_in_rounds(_names(c, lambda n: n.address), c), _pair, _pair_id),
-    Kind("cx7_pair", lambda c: _pairs_in_rounds(_names(c, lambda n: n.cx7), c), _pair, _pair_id),
-    Kind("bond_pair", lambda c: _ring(_names(c, c.bonded)), _pair, _pair_id),
+    Kind("link_pair", _in_rounds("link_pair"), _pair, _pair_id),
+    Kind("cx7_pair", _in_rounds("cx7_pair"), _pair, _pair_id),
+    Kind("bond_pair", _in_rounds("bond_pair"), _pair, _pair_id),
     # checks of the whole cluster network, or of a collective across every CX7 node
     Kind("cluster_network", lambda c: _whole(_names(c, lambda n: n.address), 2), _nodes, whole_cluster=True),
     Kind("cx7_cluster", lambda c: _whole(_names(c, lambda n: n.cx7), 2) if c.expect.run_nccl else [], _nodes,

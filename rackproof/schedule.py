@@ -1,11 +1,13 @@
-"""Which throughput tests may run together, and locks that keep the others apart.
+"""Which throughput tests run together, and locks that keep the others apart.
 
-Pairs are ordered as rounds of disjoint pairs (the circle method of a round-robin
-tournament), so that with pytest-xdist one round runs at once. Two tests that share a
-node must never overlap: each takes a file lock per node, in sorted order so that two
-tests can never each hold what the other waits for; file locks work across xdist workers.
-A disruptive test (a lane taken down) must overlap nothing at all: every test holds the
-whole rack's lock shared, a disruptive one holds it alone, and that lock comes first.
+Lanes are full duplex and the switch does not block: a node can send to one peer while it
+receives from another. So the ordered pairs come in rounds in which every node sends once and
+receives once (a derangement: node i sends to node i+r in round r), and a round is measured all
+at once (rackproof.together): all n*(n-1) pairs in n-1 rounds. Two measurements that share a node
+must never overlap otherwise: each takes a file lock per node, in sorted order so that two can
+never each hold what the other waits for; file locks work across xdist workers. A disruptive
+test (a lane taken down) must overlap nothing at all: every test holds the whole rack's lock
+shared, a disruptive one holds it alone, and that lock comes first.
 """
 
 from __future__ import annotations
@@ -22,47 +24,17 @@ from typing import Iterator, Sequence, TypeVar
 T = TypeVar("T")
 
 
-def round_robin(items: Sequence[T]) -> list[list[tuple[T, T]]]:
-    """Every unordered pair exactly once, grouped into rounds in which no item appears twice,
-    each pair oriented by `_sends` so that every item sends as often as it receives, give or
-    take one: a node's transmit side is measured as much as its receive side."""
-    players: list[int | None] = list(range(len(items)))
-    if len(players) % 2:
-        players.append(None)  # the bye
-    n = len(players)
-    rounds = []
-    for _ in range(n - 1):
-        pairs = []
-        for i in range(n // 2):
-            a, b = players[i], players[n - 1 - i]
-            if a is not None and b is not None:
-                src, dst = (a, b) if _sends(a, b, len(items)) else (b, a)
-                pairs.append((items[src], items[dst]))
-        rounds.append(pairs)
-        players = [players[0], players[-1], *players[1:-1]]
-    return [r for r in rounds if r]
+def derangements(items: Sequence[T]) -> list[list[tuple[T, T]]]:
+    """Every ordered pair exactly once, in len(items) - 1 rounds: in round r, item i sends to
+    item i + r (around), so each item sends once and receives once per round."""
+    n = len(items)
+    return [[(items[i], items[(i + r) % n]) for i in range(n)] for r in range(1, n)] if n > 1 else []
 
 
-def _sends(a: int, b: int, count: int) -> bool:
-    """Whether item a sends to item b: on an odd number m of items, each sends to the (m-1)/2
-    after it (modulo m); with an even count, the last item sends to the first half."""
-    m = count if count % 2 else count - 1
-    if b == m:
-        return a >= m // 2
-    if a == m:
-        return b < m // 2
-    return 0 < (b - a) % m <= (m - 1) // 2
-
-
-def covering_pairs(items: Sequence[T]) -> list[list[tuple[T, T]]]:
-    """Fewer pairs for a large rack: every item in at least one pair (the first round, plus
-    the odd one out sending to the first pair's receiver)."""
-    if len(items) < 2:
-        return []
-    first = round_robin(items)[0]
-    covered = {x for pair in first for x in pair}
-    extra = [(x, first[0][1]) for x in items if x not in covered]
-    return [first] + ([extra] if extra else [])
+def covering_round(items: Sequence[T]) -> list[list[tuple[T, T]]]:
+    """One round for a large rack: each item sends to the next (the first of `derangements`),
+    so every node's sending and receiving side is measured once."""
+    return derangements(items)[:1]
 
 
 def lock_dir(key: str) -> Path:

@@ -133,7 +133,7 @@ def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: i
         clients = {f"iperf3:{cport}->{address}:{dport}":
                    IPERF3_FROM_PORT.command(address=address, port=dport, client_port=cport, seconds=seconds)
                    for cport, dport in zip(cports, dports)}
-        results = sender.read_at_once(clients, IPERF3_FROM_PORT.parser, timeout=lifetime)
+        results = sender.read_at_once(clients, lambda text, _: IPERF3_FROM_PORT.parser(text), timeout=lifetime)
     return _together(list(results.values()))
 
 
@@ -155,7 +155,7 @@ def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index
     `links`: (sender's, receiver's) CX7 interface per link; results in that order. `gid_index`:
     NVIDIA's playbook uses 3, the RoCE v2 GID of the interface's IPv4 address on a DGX Spark."""
 
-    def parse(text: str):
+    def parse(text: str, _label: str):
         try:
             return IB_WRITE_BW.parser(text)
         except ParseError as e:

@@ -64,4 +64,16 @@ if [ ! -x "$sparkrun_venv/bin/sparkrun" ]; then
     "$py312" -m venv "$sparkrun_venv"
     "$sparkrun_venv/bin/pip" install -q --disable-pip-version-check 'sparkrun==0.4.2' 2> >(grep -v 'is ignored' >&2) >/dev/null
 fi
+# `--bench`: what bench/scale.py adds: matplotlib for its plot, and its peer pytest-testinfra
+# (with paramiko) in an environment of its own, so that its pytest plugin never loads into the suite
+if [ "${1:-}" = "--bench" ]; then
+    .venv/bin/pip install -q --disable-pip-version-check -e '.[test,bench]' 2> >(grep -v 'is ignored' >&2) >/dev/null
+    peers_venv=/opt/rackproof/bench-peers
+    if [ ! -x "$peers_venv/bin/pytest" ]; then
+        mkdir -p "$(dirname "$peers_venv")"
+        python3 -m venv "$peers_venv"
+        "$peers_venv/bin/pip" install -q --disable-pip-version-check 'pytest-testinfra>=10' 'paramiko>=3' \
+            2> >(grep -v 'is ignored' >&2) >/dev/null
+    fi
+fi
 echo "setup: ready ($(.venv/bin/python --version), rackproof $(.venv/bin/python -c 'import rackproof; print(rackproof.__version__)'), $(SPARKRUN_NO_TELEMETRY=1 "$sparkrun_venv/bin/sparkrun" --version) on $("$sparkrun_venv/bin/python" --version))"

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from rackproof import bondhash
-from rackproof.sim.profiles import SCALE
+from rackproof.sim.profiles import thor5
 
 from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite
@@ -25,7 +25,7 @@ pytestmark = rack_marks()
 
 SRC, DST = ("thor-1", "10.10.0.11"), ("thor-2", "10.10.0.12")
 SERVER_PORTS = [5201, 5202, 5203, 5204]   # traffic.iperf3's first choice for four servers
-LANE = 25000e6 * SCALE
+LANE = 25000e6 * thor5().scale
 CHECK = "tests_network/test_throughput.py::test_iperf3_bonded_four_streams[thor-1->thor-2]"
 CHECK_ID = "test_throughput::test_iperf3_bonded_four_streams[thor-1->thor-2]"
 
@@ -33,7 +33,7 @@ CHECK_ID = "test_throughput::test_iperf3_bonded_four_streams[thor-1->thor-2]"
 # client ports imposed; prints every attempt's streams as JSON.
 MEASURE = """
 import json, sys
-from rackproof import bondrate
+from rackproof import bondrate, traffic
 from rackproof.host import connect
 from rackproof.inventory import load_inventory
 from rackproof.references import lane_gbps, reference
@@ -43,8 +43,9 @@ hosts = connect(inventory, EvidenceLog())
 lanes = len(hosts[sys.argv[2]].spec.bond.lanes)
 lane = lane_gbps(inventory.expect) * 1e9
 floor = reference("bond.rate").expectation(inventory.expect, lanes=lanes).floor * 1e9
-run = bondrate.measure(hosts[sys.argv[2]], hosts[sys.argv[3]], hosts[sys.argv[3]].spec.ip, lane,
-                       floor, inventory.expect.iperf_seconds, first_ports=json.loads(sys.argv[4]))
+sender, receiver = hosts[sys.argv[2]], hosts[sys.argv[3]]
+run = bondrate.BondedRate(sender, receiver, receiver.spec.ip, lane, traffic.attempts(
+    sender, receiver, receiver.spec.ip, floor, inventory.expect.iperf_seconds, 4, first_ports=json.loads(sys.argv[4])))
 print(json.dumps({"floor": floor, "lane": lane, "best": run.best.received_bps,
                   "attempts": [[[s.local_port, s.remote_port, s.received_bps] for s in r.streams] for r in run.attempts]}))
 """

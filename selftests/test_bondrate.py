@@ -81,7 +81,8 @@ def test_a_collision_below_the_floor_is_measured_again_with_other_ports(monkeypa
         calls.append((attempt, client_ports))
         return next(results)
     monkeypatch.setattr(traffic, "iperf3", iperf3)
-    run = bondrate.measure(Node("thor-1"), Node("thor-2"), "10.10.0.12", LANE, FLOOR, 5, first_ports=[1, 2, 3, 4])
+    run = bondrate.BondedRate(Node("thor-1"), Node("thor-2"), "10.10.0.12", LANE, traffic.attempts(
+        Node("thor-1"), Node("thor-2"), "10.10.0.12", FLOOR, 5, 4, first_ports=[1, 2, 3, 4]))
     assert calls == [(0, [1, 2, 3, 4]), (1, None)]
     assert run.best is run.attempts[1] and run.others == (run.attempts[0],)
     assert run.figures().startswith("attempt 1 of 2: 73 Gbit/s = 24 (port ") and "attempt 2 of 2: 96 Gbit/s" in run.figures()
@@ -90,13 +91,13 @@ def test_a_collision_below_the_floor_is_measured_again_with_other_ports(monkeypa
 def test_no_retry_for_a_pass(monkeypatch):
     first = attempt(24, 24, 24, 24)
     monkeypatch.setattr(traffic, "iperf3", lambda *args, **kw: first)
-    assert bondrate.measure(Node("thor-1"), Node("thor-2"), "10.10.0.12", LANE, FLOOR, 5).attempts == (first,)
+    assert traffic.attempts(Node("thor-1"), Node("thor-2"), "10.10.0.12", FLOOR, 5, 4) == (first,)
 
 
 def test_a_short_first_attempt_without_a_collision_is_measured_again_too(monkeypatch):
     slow = attempt(24, 24, 24, 9.6)   # a lone slow stream: a slow member, or a moment's load
     monkeypatch.setattr(traffic, "iperf3", lambda *args, **kw: slow)
-    assert bondrate.measure(Node("thor-1"), Node("thor-2"), "10.10.0.12", LANE, FLOOR, 5).attempts == (slow, slow)
+    assert traffic.attempts(Node("thor-1"), Node("thor-2"), "10.10.0.12", FLOOR, 5, 4) == (slow, slow)
 
 
 def test_the_figures_name_each_streams_port_and_the_lane_the_hash_gave_it():

@@ -13,14 +13,14 @@ import pytest
 
 from rackproof.inventory import load_inventory
 from rackproof.sim.netns import has_default_route
-from rackproof.sim.profiles import SCALE
+from rackproof.sim.profiles import thor5
 
 from selftests.simrack import SimRack, rack_marks
 
 pytestmark = rack_marks()
 
 NODES = [f"thor-{i}" for i in range(1, 6)]
-LANE_MBIT = 25000 * SCALE
+LANE_MBIT = 25000 * thor5().scale
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_up_in_under_15_seconds(rack):
 
 def test_generated_inventory_validates_and_states_the_scale(rack):
     inv = load_inventory(rack.inventory)
-    assert inv.expect.lane_rate_gbps == 25 * SCALE
+    assert inv.expect.lane_rate_gbps == 25 * thor5().scale
     assert [n.name for n in inv.nodes] == NODES
     assert inv.ssh.config == str(rack.state.ssh_config)
     assert inv.agent.key_file == str(rack.state.agent_key)

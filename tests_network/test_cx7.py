@@ -73,16 +73,21 @@ def test_cx7_ping_on_its_subnet(cx7, inventory, measure):
                           cause="the peer's interface is Down or unaddressed, or the two ends are on different subnets")
 
 
+def _links(src, dst) -> list:
+    """(sender's, receiver's) CX7 interface on each subnet the two share."""
+    return [(s, d) for s in src.spec.cx7 for d in dst.spec.cx7
+            if ipaddress.ip_interface(s.address).network == ipaddress.ip_interface(d.address).network]
+
+
 @pytest.mark.step(3)
 @pytest.mark.capability(MULTI_NODE)
 def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
     link_pair = cx7_pair
     src, dst = link_pair.src, link_pair.dst
-    links = [(s, d) for s in src.spec.cx7 for d in dst.spec.cx7
-             if ipaddress.ip_interface(s.address).network == ipaddress.ip_interface(d.address).network]
+    links = _links(src, dst)
     if not links:
         raise Failure(link_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
-    results = traffic.ib_write_bw(src, dst, links, seconds=inventory.expect.iperf_seconds)
+    results = cx7_pair.measured(lambda s, d: traffic.ib_write_bw(s, d, _links(s, d), seconds=inventory.expect.iperf_seconds))
     names = [f"{s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
     for name, r in zip(names, results):
         measure("roce.link", f"{src.name} {name}", r.gbits_average, "Gb/s")

@@ -188,14 +188,14 @@ def _p_bond_lane_down(rack, spec, node, args):
 def _p_port_10g(rack, spec, node, args):
     lane = _lane(spec, args)
     before = _model_edit(rack, node, lambda m: m["interfaces"][lane].update(speed=10000))
-    rack.topo.set_rate(spec, lane, 10000 * profiles.SCALE)
+    rack.topo.set_rate(spec, lane, 10000 * rack.profile.scale)
     return lane, {"speed": before["interfaces"][lane]["speed"]}, \
-        f"{lane} runs at 10G: ethtool says 10000Mb/s, the link carries {10000 * profiles.SCALE:g} Mbit/s"
+        f"{lane} runs at 10G: ethtool says 10000Mb/s, the link carries {10000 * rack.profile.scale:g} Mbit/s"
 
 
 def _u_port_10g(rack, spec, node, lane, undo):
     _model_edit(rack, node, lambda m: m["interfaces"][lane].update(speed=undo["speed"]))
-    rack.topo.set_rate(spec, lane, undo["speed"] * profiles.SCALE)
+    rack.topo.set_rate(spec, lane, undo["speed"] * rack.profile.scale)
 
 
 def _p_fec(rack, spec, node, args):

@@ -12,7 +12,11 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-SCALE = 0.01          # every modelled rate x SCALE = the rate the rack really shapes to
+SCALE = 0.01          # every modelled rate x scale = the rate the rack really shapes to (at most this)
+# what this machine's veths, bridges and tc carry at once: a round of throughput tests loads
+# every lane at the same time (thor5's five -P 4 pairs, 5 Gbit/s, leave the two cores about half
+# idle); a rack with more lanes is shaped to a smaller scale
+CARRIES_MBIT = 5000
 USER = "nvidia"       # the same login on every node
 MGMT_NET = "192.168.77"  # house network: bench .1, node i (1-based) .10+i
 
@@ -217,8 +221,13 @@ class Profile:
         raise KeyError(name)
 
     @property
+    def scale(self) -> float:
+        lanes = sum(lane.connected for n in self.nodes for lane in n.lanes)
+        return min(SCALE, CARRIES_MBIT / (lanes * self.shaped_rate_mbps)) if lanes else SCALE
+
+    @property
     def shaped_mbit(self) -> float:
-        return self.shaped_rate_mbps * SCALE
+        return self.shaped_rate_mbps * self.scale
 
     @property
     def bonded(self) -> bool:
@@ -450,7 +459,7 @@ def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
         "bond": None,
         "roce_gbps": profile.roce_gbps_per_link,
         "nccl_busbw_gbs": profile.nccl_busbw_gbs,
-        "scale": SCALE,
+        "scale": profile.scale,
         # what a namespace cannot have: a slice holder's user manager (its transient units) and
         # chrony's view of the clock
         "user_jobs": _jobs_on(profile, node.name),

@@ -1,0 +1,75 @@
+"""A rack of 32 nodes (`rackproof sim up thor --nodes 32`): the SSH mesh, 992 ordered pairs tried
+all at once (each node fans out to its peers in one command), still names the failing pair
+alone, and a node the controller cannot reach costs the run one connect timeout, not one per
+check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rackproof.inventory import load_inventory
+
+from selftests.simrack import SimRack, rack_marks
+from selftests.suite import run_suite
+
+pytestmark = rack_marks()
+
+MESH = "tests_ssh/test_ssh_mesh.py"
+NODES = [f"thor-{i}" for i in range(1, 33)]
+
+
+@pytest.fixture(scope="module")
+def thor32():
+    with SimRack("thor-n32") as rack:
+        yield rack
+
+
+def mesh(pytester, rack: SimRack):
+    return run_suite(pytester, f"--inventory={rack.inventory}", MESH, netns=rack.rack.topo.bench)
+
+
+def test_a_rack_of_32_is_generated_from_the_rules_of_thor5(thor32):
+    inventory = load_inventory(thor32.inventory)
+    assert [n.name for n in inventory.nodes] == NODES
+    last = inventory.nodes[-1]
+    assert (last.address, last.lanes[0].switch_port, last.lanes[0].cable) == ("10.10.0.42/24", 125, "thor-32/1")
+    assert inventory.switch.ports >= 125 and inventory.ssh.fanout == 2
+
+
+def test_one_key_removed_among_32_nodes_fails_exactly_its_pair(pytester, thor32):
+    thor32.fault("thor-7", "ssh-key-missing", "thor-29")
+    try:
+        run = mesh(pytester, thor32)
+    finally:
+        thor32.heal("thor-7", "ssh-key-missing", "thor-29")
+    pair = "test_ssh_mesh::test_passwordless_ssh[thor-7->thor-29]"
+    assert len([t for t in run.outcomes if "test_passwordless_ssh[" in t]) == 32 * 31
+    assert run.failed == {pair}, sorted(run.failed)[:10]
+    assert "key not authorised" in run.messages[pair], run.messages[pair]
+    # the pair's own row is its evidence: the command as if run alone, its exit status and stderr
+    doc = json.loads((run.run_dir / "results.json").read_text())
+    (test,) = [t for t in doc["tests"] if t["id"].endswith("[thor-7->thor-29]") and "passwordless_ssh" in t["id"]]
+    row = [e for e in test["evidence"] if e["command"].endswith(" thor-29 hostname")]
+    assert len(row) == 1 and row[0]["exit_status"] == 255 and "Permission denied" in row[0]["stderr"], row
+
+
+def test_a_node_out_of_reach_among_32_costs_one_connect_timeout(pytester, thor32):
+    thor32.fault("thor-17", "node-unreachable")
+    try:
+        run = mesh(pytester, thor32)
+    finally:
+        thor32.heal("thor-17", "node-unreachable")
+    own = {f"test_ssh_mesh::test_passwordless_ssh[thor-17->{n}]" for n in NODES if n != "thor-17"}
+    own.add("test_ssh_mesh::test_same_login_on_every_node[thor-17]")
+    assert run.failed == own, sorted(run.failed ^ own)[:10]
+    assert all("thor-17 is unreachable" in run.messages[t] for t in own)
+    # every peer still reaches thor-17 over the cluster network (only its management link is down)
+    assert run.outcomes["test_ssh_mesh::test_passwordless_ssh[thor-1->thor-17]"] == "passed"
+    doc = json.loads((run.run_dir / "results.json").read_text())
+    timeout = load_inventory(thor32.inventory).ssh.connect_timeout
+    # one attempt waited out the timeout; every check of thor-17 shows it (the mesh's is shared)
+    waited = {(e["command"], e["started"]) for t in doc["tests"] for e in t["evidence"]
+              if e["node"] == "thor-17" and e["duration"] >= timeout}
+    assert len(waited) == 1, waited
