@@ -89,6 +89,8 @@ class Host:
         """label -> what parse(text, label) reads from that label's command; the commands run at
         the same time (several clients of one measurement) in one round trip. A part that cannot
         be read fails as describe(label), by default its command."""
+        if not commands:
+            return {}
         started = " ".join(BACKGROUND.command(command=c, index=k) for k, c in enumerate(commands.values()))
         shown = "; ".join(f"{SECTION.command(marker=_SECTION + label)}; {SHOW.command(index=k)}"
                           for k, label in enumerate(commands))

@@ -12,14 +12,15 @@ import threading
 
 import pytest
 
-from rackproof.plugin.params import EngineTarget, Pair
+from rackproof.plugin.params import EngineTarget, Pair, RoundPair
 from rackproof.plugin.evidence import CHECK_ERRORS
 from rackproof import serving
 from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
-from rackproof.inventory import parse_inventory
+from rackproof.inventory import FINISHED, parse_inventory
 from rackproof.references import measured
 from rackproof.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
+from rackproof.together import Kept
 from selftests.robustness import sample
 from selftests.suite import EXAMPLES
 from selftests.test_remote import ssh_remote
@@ -237,8 +238,12 @@ GOOD_RUN = sample("ib_write_bw_dgx_spark_client_run_infinitely.txt")
 DEVICES = ("rocep1s0f1", "roceP2p1s0f1")
 
 
-def roce_check(hosts):
-    return cx7_checks.test_roce_bandwidth_over_the_port, Pair(hosts["spark-1"], hosts["spark-2"]), SPARK_PAIR, measure_in(SPARK_PAIR)
+def roce_check(hosts, tmp_path):
+    """The check of spark-1 -> spark-2, its round of one pair measured in this process."""
+    cluster = SPARK_PAIR.at(FINISHED)
+    pair = RoundPair(hosts["spark-1"], hosts["spark-2"], [("spark-1", "spark-2")], "roce", hosts, cluster,
+                     tmp_path / "locks", None, Kept(None))
+    return cx7_checks.test_roce_bandwidth_over_the_port, pair, SPARK_PAIR, measure_in(SPARK_PAIR)
 
 
 def nccl_check(hosts):
@@ -247,15 +252,14 @@ def nccl_check(hosts):
 
 def test_roce_and_nccl_pass_on_good_runs(tmp_path):
     hosts = spark_hosts(dict.fromkeys(DEVICES, GOOD_RUN), tmp_path=tmp_path)
-    for check in (roce_check, nccl_check):
-        run, *args = check(hosts)
+    for run, *args in (roce_check(hosts, tmp_path), nccl_check(hosts)):
         run(*args)
 
 
 @pytest.mark.parametrize("answer", [EMPTY, TIMED_OUT, UNPARSEABLE])
 def test_a_roce_figure_that_could_not_be_measured_is_never_a_pass(tmp_path, answer):
     perftest = answer if answer == TIMED_OUT else {DEVICES[0]: GOOD_RUN, DEVICES[1]: PERFTEST_BAD[answer]}
-    failure(*roce_check(spark_hosts(perftest, tmp_path=tmp_path)))
+    failure(*roce_check(spark_hosts(perftest, tmp_path=tmp_path), tmp_path))
 
 
 @pytest.mark.parametrize("answer", [EMPTY, TIMED_OUT, UNPARSEABLE])
@@ -265,7 +269,7 @@ def test_an_nccl_figure_that_could_not_be_measured_is_never_a_pass(tmp_path, ans
 
 def test_a_roce_run_with_a_header_and_no_result_names_the_link_and_the_gid_index(tmp_path):
     header_only = GOOD_RUN.split(" 65536 ", 1)[0]   # as with a GID index that does not route
-    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: header_only}, tmp_path=tmp_path)))
+    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: header_only}, tmp_path=tmp_path), tmp_path))
     assert "ib_write_bw -d roceP2p1s0f1 -x 3" in message and "192.168.101.11" in message
     assert "(from enP2p1s0f1np1 to spark-2 enP2p1s0f1np1)" in message
     assert "header and no result row" in message and "GID index 3 (-x 3)" in message
@@ -274,7 +278,7 @@ def test_a_roce_run_with_a_header_and_no_result_names_the_link_and_the_gid_index
 
 def test_a_slow_logical_link_is_named_by_interface_and_device(tmp_path):
     slow = GOOD_RUN.replace("97.2", "41.2")
-    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: slow}, tmp_path=tmp_path)))
+    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: slow}, tmp_path=tmp_path), tmp_path))
     assert "spark-1 enP2p1s0f1np1 (roceP2p1s0f1) -> spark-2 enP2p1s0f1np1 (roceP2p1s0f1): 41.2" in message
     assert "carries less than its share of the port" in message
 

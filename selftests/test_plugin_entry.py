@@ -45,7 +45,7 @@ def test_the_space_form_runs_what_the_equals_form_runs(tmp_path):
 def test_the_space_form_with_a_file_outside_the_checkout(tmp_path):
     elsewhere = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
     equals_form = collected(REPO, f"--inventory={elsewhere}", "--step", "3")
-    assert len(equals_form) == 25  # steps 1-3 of the healthy shelf: links, cabling, lanes, addresses, MTU, load
+    assert len(equals_form) == 26  # steps 1-3 of the healthy shelf: links, cabling, lanes, addresses, MTU, load both ways
     assert collected(REPO, "--inventory", str(elsewhere), "--step", "3") == equals_form
     assert collected(tmp_path, "--inventory", str(elsewhere), "--step", "3",
                      *(str(REPO / f) for f in SUITE)) == equals_form

@@ -47,6 +47,11 @@ def pytest_configure(config: pytest.Config) -> None:
     scheduling.deal_one_by_one(config)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:   # pytest-xdist, on the controller: a worker starts
+    params.hand_run_id(node)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     report.finish(config)
     params.remove_locks(config)
