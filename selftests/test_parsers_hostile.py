@@ -49,7 +49,8 @@ from rackproof.probes.sockets import parse_ss_listen, scope
 from rackproof.probes.sparkrun import ClusterDefinition, SetupCheck, parse_cluster_show, parse_setup_check, parse_version
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.slurm import MungeDecode, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge
-from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_offered_methods, parse_ssh_connection
+from rackproof.probes.sshcheck import (
+    SshConnection, classify_ssh_failure, parse_fanout, parse_offered_methods, parse_ssh_connection)
 from rackproof.probes.sshkeys import parse_key_fingerprints
 from rackproof.probes.sudo import parse_sudo_list
 from rackproof.probes.sysctl import parse_sysctl
@@ -146,6 +147,9 @@ PARSERS = [
     Parser(classify_ssh_failure, str, samples("ssh_*"), args=st.tuples(st.just(255) | st.integers(-1, 256)),
            fixed_args=(255,), call=lambda text, status: classify_ssh_failure(status, text), check=bool),
     Parser(parse_offered_methods, tuple, samples("ssh_*"), check=lambda methods: all(methods)),
+    Parser(parse_fanout, dict, samples("fanout_ssh_*"),
+           args=st.tuples(st.lists(st.sampled_from(["thor-1", "thor-3", "thor-4"]) | st.text(max_size=8), max_size=5)),
+           fixed_args=(["thor-3", "thor-4", "thor-5", "thor-1"],)),
     Parser(parse_scontrol_ping, tuple, samples("slurm_scontrol_ping_*"), check=bool),
     Parser(parse_sinfo_nodes, dict, samples("slurm_sinfo_*")),
     Parser(parse_partition, dict, samples("slurm_partition_*")),

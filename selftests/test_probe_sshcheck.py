@@ -6,6 +6,9 @@ per failure under a "# ----" heading. ssh_local_openssh9.2_*.txt: stderr of `ssh
 namespace with no route out (all exited 255). ssh writes CRLF to stderr here: kept as captured.
 ssh_offered_methods_sim_openssh9.2_publickey_only.txt: the refusal the password-login probe
 gets on the simulated thor-1 from its own sshd on 10.10.0.11 (keys only).
+fanout_ssh_*.txt: SSH_FANOUT's answer on the simulated thor5 (OpenSSH 9.2p1 on both ends, run by
+the suite with --record): thor-1 to its four peers, all fine; thor-2 to its peers with thor-2's
+key removed from thor-4's authorized_keys.
 """
 
 from pathlib import Path
@@ -13,7 +16,10 @@ from pathlib import Path
 import pytest
 
 from rackproof.probes import ParseError, sshcheck
-from rackproof.probes.sshcheck import SshConnection, classify_ssh_failure, parse_offered_methods, parse_ssh_connection
+from rackproof.probes.sshcheck import (
+    SSH_FANOUT, SshAttempt, SshConnection, classify_ssh_failure, parse_fanout, parse_offered_methods,
+    parse_ssh_connection)
+from rackproof.remote import LocalTransport
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -102,3 +108,40 @@ def test_the_methods_sshd_offers():
 def test_no_refusal_means_sshd_was_not_reached():
     with pytest.raises(ParseError):
         parse_offered_methods("ssh: connect to host 10.10.0.11 port 22: Connection refused\n")
+
+
+def test_a_fan_out_gives_each_peer_its_own_row():
+    rows = parse_fanout((SAMPLES / "fanout_ssh_thor2_key_missing_on_thor4.txt").read_text(),
+                        ["thor-3", "thor-4", "thor-5", "thor-1"])
+    assert rows["thor-3"] == SshAttempt("thor-3", 0, "thor-3\n", "")
+    assert rows["thor-4"] == SshAttempt("thor-4", 255, "", "nvidia@thor-4: Permission denied (publickey).\n")
+    assert classify_ssh_failure(rows["thor-4"].exit_status, rows["thor-4"].stderr) == sshcheck.KEY_NOT_AUTHORISED
+    healthy = parse_fanout((SAMPLES / "fanout_ssh_thor1_healthy.txt").read_text(), ["thor-2", "thor-3", "thor-4", "thor-5"])
+    assert {peer: (row.exit_status, row.stdout) for peer, row in healthy.items()} == {
+        f"thor-{k}": (0, f"thor-{k}\n") for k in (2, 3, 4, 5)}
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("", "no whole row for thor-2"),
+    ("### rackproof-peer 0 0\nthor-2\n", "no whole row for thor-2"),
+    ("### rackproof-peer 0 \nthor-2\n### rackproof-stderr 0\n\n", "row header"),
+    ("### rackproof-peer 7 0\n", "row header"),
+    ("garbage\n### rackproof-peer 0 0\n", "before the first peer"),
+])
+def test_a_fan_out_that_did_not_finish_is_a_parse_error(text, reason):
+    with pytest.raises(ParseError, match=reason):
+        parse_fanout(text, ["thor-2"])
+
+
+def test_a_peer_that_never_answers_is_ended_and_said_so(tmp_path):
+    """The fan-out's own shell, run here with an `ssh` that hangs for one peer and answers for the
+    other: the hung one ends at the limit with timeout's status, the other is unaffected."""
+    fake = tmp_path / "ssh"
+    fake.write_text('#!/bin/sh\nfor a; do last=$a; prev=$peer; peer=$a; done\n'
+                    'case "$prev" in hung) sleep 30;; esac; echo "$prev"\n')
+    fake.chmod(0o755)
+    command = SSH_FANOUT.command(peers=["hung", "fine"], parallel=2, limit="1", seconds="5")
+    result = LocalTransport("thor-1").execute(f"PATH={tmp_path}:$PATH; {command}", 20)
+    rows = parse_fanout(result.stdout, ["hung", "fine"])
+    assert rows["hung"].exit_status == sshcheck.TIMEOUT_EXIT and rows["fine"] == SshAttempt("fine", 0, "fine\n", "")
+    assert classify_ssh_failure(rows["hung"].exit_status, rows["hung"].stderr) == sshcheck.NO_ANSWER

@@ -95,6 +95,7 @@ class SshAttempt:
 
 
 _ROW = "### rackproof-peer "
+_NUMBER = re.compile(r"[0-9]{1,9}")
 _ERR = "### rackproof-stderr "
 
 
@@ -107,7 +108,7 @@ def parse_fanout(text: str, peers: list[str]) -> dict[str, SshAttempt]:
     for line in text.splitlines(keepends=True):
         if line.startswith(_ROW):
             fields = line[len(_ROW):].split()
-            if len(fields) != 2 or not fields[0].isdigit() or not fields[1].isdigit() or int(fields[0]) >= len(peers):
+            if len(fields) != 2 or not all(_NUMBER.fullmatch(f) for f in fields) or int(fields[0]) >= len(peers):
                 raise ParseError("ssh fan-out", f"a row header that is not 'PEER-INDEX EXIT-STATUS': {line.strip()!r}",
                                  text)
             current = rows[int(fields[0])] = [int(fields[1]), [], None]
