@@ -35,9 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rackproof.inventory import FINISHED, load_inventory  # noqa: E402
-from rackproof.kinds import rounds  # noqa: E402
-from rackproof.probes.iperf import WARM_UP_SECONDS  # noqa: E402
+from bench.throughput import TESTS, bound  # noqa: E402
 from rackproof.sim.profiles import generated_name  # noqa: E402
 from rackproof.sim.rack import Rack  # noqa: E402
 
@@ -119,7 +117,9 @@ def failed(doc: dict) -> list[str]:
     return [t["id"] for t in doc["tests"] if t["outcome"] not in ("passed", "skipped")]
 
 
-def mesh_alone(rack: Rack) -> float:
+def mesh_alone(rack: Rack) -> tuple[float, float]:
+    """(the mesh's wall time, what opening one node's SSH connection costs: each xdist worker
+    opens its own, paramiko's connections cannot be handed between processes)."""
     script = (
         "import sys, time\n"
         "from rackproof.host import connect\n"
@@ -128,16 +128,21 @@ def mesh_alone(rack: Rack) -> float:
         "from rackproof import sshmesh\n"
         "inv = load_inventory(sys.argv[1]); log = EvidenceLog(); hosts = connect(inv, log)\n"
         "t = time.monotonic()\n"
+        "for h in hosts.values(): h.remote.run('true')\n"
+        "first = time.monotonic() - t; t = time.monotonic()\n"
+        "for h in hosts.values(): h.remote.run('true')\n"
+        "connect = (first - (time.monotonic() - t)) / len(hosts)\n"
+        "t = time.monotonic()\n"
         "parts = sshmesh.tried(hosts, {n.name: n.ssh_name for n in inv.nodes}, inv.ssh.connect_timeout, "
         "inv.ssh.fanout, log)\n"
         "wall = time.monotonic() - t\n"
         "bad = [(s, p) for s, part in parts.items() for p, row in part.get(log).items() if row.exit_status]\n"
-        "print(wall, len(bad))\n")
+        "print(wall, len(bad), connect)\n")
     _, proc = timed(rack, [sys.executable, "-c", script, str(rack.inventory)], cwd=REPO)
-    wall, bad = proc.stdout.split()
+    wall, bad, connect = proc.stdout.split()
     if int(bad):
         sys.exit(f"bench: {bad} pairs of the mesh failed on a healthy rack")
-    return float(wall)
+    return float(wall), float(connect)
 
 
 def fixed_cost(rack: Rack, tmp: Path) -> float:
@@ -183,35 +188,33 @@ def ssh_loop(rack: Rack, nodes: list[str]) -> float:
     return wall
 
 
-def throughput_phase(rack: Rack, tmp: Path, *extra: str) -> float:
-    wall, doc = pytest_run(rack, tmp / f"phase{'-'.join(extra) or '-serial'}", "tests_network/test_throughput.py",
-                           *extra)
+def throughput_phase(rack: Rack, tmp: Path, *extra: str) -> tuple[float, set[str]]:
+    """Wall time of the throughput checks, and which of them ran (the functions)."""
+    wall, doc = pytest_run(rack, tmp / f"phase{'-'.join(extra) or '-serial'}", TESTS, *extra)
     if failed(doc):
         sys.exit(f"bench: throughput checks failed on a healthy rack: {failed(doc)[:5]}")
-    return wall
+    return wall, {t["check"] for t in doc["tests"] if t["outcome"] == "passed"}
 
 
 def measure_one(count: int, tmp: Path) -> dict:
     rack = Rack.up(generated_name("thor", count), name=f"scale{count}")
     try:
         nodes = [n.name for n in rack.profile.nodes]
-        inventory = load_inventory(rack.inventory)
         row = {"nodes": count, "up": rack.record["up_seconds"]}
         row["suite"], doc = pytest_run(rack, tmp / "suite", "-k", NOT_THROUGHPUT)
         if failed(doc):
             sys.exit(f"bench: the suite failed on a healthy {count}-node rack: {failed(doc)[:5]}")
         row["checks"] = len(doc["tests"])
-        row["mesh"] = mesh_alone(rack)
+        row["mesh"], row["connect_ms"] = mesh_alone(rack)
+        row["connect_ms"] *= 1000
         row["fixed_ms"] = fixed_cost(rack, tmp) * 1000
         row["same"], doc = pytest_run(rack, tmp / "same", "-k", SAME_CHECKS)
         row["same_checks"] = len(doc["tests"])
         row["testinfra"] = testinfra(rack, tmp, nodes)
         row["ssh_loop"] = ssh_loop(rack, nodes)
-        cluster = inventory.at(FINISHED)
-        row["rounds"] = len(rounds("link_pair", cluster))
-        row["bound"] = row["rounds"] * (inventory.expect.iperf_seconds + WARM_UP_SECONDS)
-        row["phase"] = throughput_phase(rack, tmp)
-        row["phase_n2"] = throughput_phase(rack, tmp, "-n", "2")
+        row["phase"], ran = throughput_phase(rack, tmp)
+        row["phase_n2"], _ = throughput_phase(rack, tmp, "-n", "2")
+        row["bound"], row["rounds"] = bound(rack.inventory, ran)
         return row
     finally:
         rack.down()
@@ -281,12 +284,12 @@ def main() -> None:
             rows.append(measure_one(count, Path(tmp)))
         print(f"measured {count} nodes", file=sys.stderr)
     print(f"{'nodes':>5} {'checks':>6} {'suite':>7} {'mesh':>6} {'fixed':>7} | {'same':>6} {'testinfra':>9} "
-          f"{'ssh loop':>8} {'xTI':>5} {'xloop':>6} | {'rounds':>6} {'bound':>6} {'phase':>6} {'-n 2':>6}")
+          f"{'ssh loop':>8} {'xTI':>5} {'xloop':>6} | {'rounds':>6} {'bound':>6} {'phase':>6} {'-n 2':>6} | {'connect':>7}")
     for r in rows:
         print(f"{r['nodes']:>5} {r['checks']:>6} {r['suite']:>6.1f}s {r['mesh']:>5.1f}s {r['fixed_ms']:>5.1f}ms | "
               f"{r['same']:>5.1f}s {r['testinfra']:>8.1f}s {r['ssh_loop']:>7.1f}s {r['testinfra'] / r['same']:>5.1f} "
               f"{r['ssh_loop'] / r['same']:>6.1f} | {r['rounds']:>6} {r['bound']:>5.0f}s {r['phase']:>5.1f}s "
-              f"{r['phase_n2']:>5.1f}s")
+              f"{r['phase_n2']:>5.1f}s | {r['connect_ms']:>5.0f}ms")
     print("targets:")
     print("\n".join(targets(rows)))
     plot(rows, Path(args.plot))

@@ -326,8 +326,10 @@ def test_roce_link_down_fails_that_link_the_port_bandwidth_and_nccl(pytester, sp
         run = suite(pytester, spark2, "tests_network/test_cx7.py")
     link = {f"test_cx7::test_cx7_{check}[{node}:enP2p1s0f1np1]"
             for check in ("interface_up", "speed", "ping_on_its_subnet") for node in ("spark-1", "spark-2")}
-    # NCCL spreads a collective over both logical links of the port: it fails with either down
+    # RoCE is measured both ways over the port; NCCL spreads a collective over both logical links
+    # of the port: each fails with either down
     assert run.failed == link | {"test_cx7::test_roce_bandwidth_over_the_port[spark-1->spark-2]",
+                                 "test_cx7::test_roce_bandwidth_over_the_port[spark-2->spark-1]",
                                  "test_cx7::test_nccl_across_the_nodes[all]"}, run.output
     assert "Down" in run.messages["test_cx7::test_cx7_interface_up[spark-1:enP2p1s0f1np1]"]
     assert not leftovers(spark2)

@@ -87,7 +87,8 @@ def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
     links = _links(src, dst)
     if not links:
         raise Failure(link_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
-    results = cx7_pair.measured(lambda s, d: traffic.ib_write_bw(s, d, _links(s, d), seconds=inventory.expect.iperf_seconds))
+    seconds = inventory.expect.iperf_seconds
+    results = cx7_pair.measured(lambda s, d: traffic.ib_write_bw(s, d, _links(s, d), seconds=seconds))
     names = [f"{s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
     for name, r in zip(names, results):
         measure("roce.link", f"{src.name} {name}", r.gbits_average, "Gb/s")

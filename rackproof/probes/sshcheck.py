@@ -82,7 +82,8 @@ def unreached_host(stderr: str) -> str | None:
 # client about 0.1 s of CPU per connection (measured: 107 against 14 ms), n*(n-1) times in a mesh;
 # keys, names and login are checked the same, and a server without it still gets its own choice.
 SSH_HOSTNAME = Probe("ssh to a peer", "passwordless SSH from this node to a peer, and which host answers",
-                     "ssh -o BatchMode=yes -o ConnectTimeout={seconds} -o KexAlgorithms=^curve25519-sha256 {peer} hostname")
+                     "ssh -o BatchMode=yes -o ConnectTimeout={seconds} -o KexAlgorithms=^curve25519-sha256 "
+                     "{peer} hostname")
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,24 @@ def _params(mbit: float) -> str:
     return f"rate {rate} ceil {rate} burst {burst}b cburst {burst}b quantum 60000"
 
 
+# Small packets (TCP's ACKs) go first: the shaper's queue holds up to a thousand 64 KB GSO
+# packets, seconds of data at these rates, which a NIC's ring never does; an ACK queued behind
+# the lane's outgoing data would stall what the lane receives meanwhile (a node sends to one peer
+# while it receives from another in a round of throughput tests). IPv4 total length < 256.
+SMALL, BULK = "1:10", "1:20"
+
+
 def htb_lines(dev: str, mbit: float) -> list[str]:
-    """tc batch lines that shape `dev`'s egress to `mbit`."""
+    """tc batch lines that shape `dev`'s egress to `mbit`, small packets first."""
     return [
-        f"qdisc add dev {dev} root handle 1: htb default 1",
+        f"qdisc add dev {dev} root handle 1: htb default 20",
         f"class add dev {dev} parent 1: classid 1:1 htb {_params(mbit)}",
+        f"class add dev {dev} parent 1:1 classid {SMALL} htb {_params(mbit)} prio 0",
+        f"class add dev {dev} parent 1:1 classid {BULK} htb {_params(mbit)} prio 1",
+        f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid {SMALL}",
     ]
 
 
 def change_lines(dev: str, mbit: float) -> list[str]:
-    return [f"class change dev {dev} parent 1: classid 1:1 htb {_params(mbit)}"]
+    return [f"class change dev {dev} parent {parent} classid {cls} htb {_params(mbit)}{extra}"
+            for parent, cls, extra in (("1:", "1:1", ""), ("1:1", SMALL, " prio 0"), ("1:1", BULK, " prio 1"))]
