@@ -340,8 +340,10 @@ def thor_n(nodes: int, lanes: int = 1, engines: int = 0) -> Profile:
     step 8). With engines, thor-1 runs the agent and nodes thor-1..thor-E one engine each."""
     bonded = lanes > 1
     node_specs = [_thor_node(i, lanes, bonded, 1, 8) for i in range(1, nodes + 1)]
-    served = [EngineSpec(ENGINE_MODELS[(i - 1) % len(ENGINE_MODELS)], f"thor-{i}", 8081, host=f"thor-{i}",
-                         listen=f"10.10.0.{10 + i}", tokens_per_s=40.0, tokens_per_s_floor=30.0)
+    # as on thor5: the agent's own node serves on 127.0.0.1, the others on their cluster address
+    served = [EngineSpec(ENGINE_MODELS[(i - 1) % len(ENGINE_MODELS)], f"thor-{i}", 8081,
+                         host="127.0.0.1" if i == 1 else f"thor-{i}", listen="127.0.0.1" if i == 1 else f"10.10.0.{10 + i}",
+                         tokens_per_s=40.0, tokens_per_s_floor=30.0, default_listen=i != 1)
               for i in range(1, min(engines, nodes) + 1)]
     profile = _thor_profile(
         generated_name("thor", nodes, lanes, engines), f"thor-{nodes}", node_specs, served,
