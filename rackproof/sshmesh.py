@@ -16,7 +16,6 @@ from .remote import Evidence, EvidenceLog, Result
 from .together import Part, at_once
 
 
-
 def in_turn(names: list[str], source: str) -> list[str]:
     """The others of `names`, starting with the one after `source` (and around)."""
     k = names.index(source)
