@@ -41,7 +41,7 @@ from .probes.lldp import NEIGHBOURS, Neighbour, newest_by_interface
 from .probes.nvidia_smi import NVIDIA_SMI
 from .probes.sockets import LISTENING, Listener, scope
 from .probes.system import HOSTNAME, LOGIN
-from .remote import CommandTimeout, EvidenceLog, NodeUnreachable, Remote, SshTransport
+from .remote import EvidenceLog, NoAnswer, NodeUnreachable, Remote, SshTransport
 from .safetext import one_line
 
 THOR_LANE = re.compile(r"mgbe([0-9]+)_0")
@@ -137,7 +137,7 @@ def ask(target: str, how: Connection) -> Found:
         raise DiscoverError([f"{one_line(target)}: unreachable: {one_line(e.reason)}"]) from None
     except ProbeFailed as e:
         raise DiscoverError([f"{one_line(target)}: `{one_line(e.result.command)}` {one_line(e.reason)}"]) from None
-    except CommandTimeout as e:
+    except NoAnswer as e:
         raise DiscoverError([one_line(str(e))]) from None
     finally:
         transport.close()

@@ -20,13 +20,14 @@ SUDO_HINT = ("the login must be able to run `sudo -n ip link set dev LANE down|u
              "(a sudoers.d rule for these two commands is enough)")
 
 LINK_SET = Probe("ip link set", "takes a bond member down or up (only with --allow-disruptive)",
-                 "sudo -n ip link set dev {lane} {state}", timeout=30)
+                 "sudo -n ip link set dev {lane} {state}", timeout=30, repeatable=False)
 # setsid: the sleeper leads its own process group, so one kill ends it and its sleep.
 DOWN_UNTIL = Probe("lane down, back by itself", "takes the lane down and leaves a sleeper on the node that brings it "
                    "up after a while even if the suite never comes back (a dead man's switch)",
-                   "{down} && {{ setsid sh -c {restore} >/dev/null 2>&1 </dev/null & echo $!; }}", timeout=30)
+                   "{down} && {{ setsid sh -c {restore} >/dev/null 2>&1 </dev/null & echo $!; }}", timeout=30,
+                   repeatable=False)
 BACK_UP = Probe("lane back up", "ends the sleeper and brings the lane up", "kill -- -{switch} 2>/dev/null; {up}",
-                timeout=30)
+                timeout=30, repeatable=False)
 
 
 @contextmanager

@@ -34,9 +34,6 @@ class ProbeFailed(Exception):
         output = (result.stdout + result.stderr).strip() or "(no output)"
         super().__init__(f"{node}: `{result.command}` {reason}\n--- what {node} printed ---\n{output}")
 
-    def __reduce__(self):   # judged by another xdist worker than the one that read it
-        return type(self), (self.node, self.result, self.reason)
-
 
 @dataclass
 class Host:
@@ -53,7 +50,7 @@ class Host:
     def run(self, probe: Probe, timeout: float | None = None, **values) -> Result:
         """The probe's command and its result, for a check that judges the exit status itself."""
         # a plain str: evidence crosses xdist workers, whose wire knows no str subclass
-        return self.remote.run(str(probe.command(**values)), timeout or probe.timeout)
+        return self.remote.run(str(probe.command(**values)), timeout or probe.timeout, probe.repeatable)
 
     def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
         """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
@@ -183,10 +180,10 @@ SECTION = Probe("section marker", "marks where the next command's output starts 
 BATCH = Probe("batch", "several probes one after the other in one round trip, each after a section marker",
               "{commands}")
 BACKGROUND = Probe("in the background", "one of several clients started at once, its output kept in a temporary folder",
-                   '{command} >"$t/{index}" 2>&1 &')
+                   '{command} >"$t/{index}" 2>&1 &', repeatable=False)
 SHOW = Probe("show", "what that client printed", 'cat "$t/{index}"')
 AT_ONCE = Probe("at once", "several clients at the same time, then what each printed; the folder is removed",
-                't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str)
+                't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str, repeatable=False)
 
 
 def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None = None,

@@ -24,7 +24,7 @@ from .inventory import Expect
 from .probes.counters import BYTES, STATS, lane_errors
 from .probes.fec import FEC_STATS
 from .references import lane_gbps
-from .remote import CommandTimeout, NodeUnreachable
+from .remote import NoAnswer, NodeUnreachable
 
 WHAT = "error counters under load"
 CAUSES = ("a damaged or over-bent DAC, a plug not fully seated, or a cable longer than the port's FEC mode allows: "
@@ -73,7 +73,7 @@ class LoadLedger:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             noted = {lane: asdict(counters) for lane, counters in read(host, new).items()}
-        except (ProbeFailed, NodeUnreachable, CommandTimeout) as e:
+        except (ProbeFailed, NodeUnreachable, NoAnswer) as e:
             # the throughput test goes on; the check of these lanes says why it cannot judge them
             noted = {lane: {"unreadable": str(e).splitlines()[0]} for lane in new}
         for lane, entry in noted.items():

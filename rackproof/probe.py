@@ -35,6 +35,8 @@ class Probe(Generic[T]):
     check: Callable[[dict], None] | None = None  # raises ValueError for values the command must not get
     once: bool = False                         # a fact no check changes (a version, a file's mode): read
                                                # once per node per run, then recalled (Host.read)
+    repeatable: bool = True                    # only reads: run again if the connection drops under it;
+                                               # False for what starts, stops or changes something
 
     def fields(self) -> set[str]:
         return {field for _, field, _, _ in Formatter().parse(self.template) if field}

@@ -29,24 +29,43 @@ logging.getLogger("paramiko").setLevel(logging.CRITICAL + 1)
 
 
 class NodeUnreachable(Exception):
-    """The node could not be reached at all (not a failing command)."""
+    """A fresh connect to the node failed (not a failing command, not one refused channel)."""
 
     def __init__(self, node: str, reason: str):
         self.node = node
         self.reason = reason
         super().__init__(f"{node} is unreachable: {reason}")
 
-    def __reduce__(self):   # what one xdist worker measured, another judges (rackproof.together)
-        return type(self), (self.node, self.reason)
+
+class NoAnswer(Exception):
+    """A command that got no whole answer (late, no channel, its connection dropped): that
+    command could not be judged; it says nothing about the node or its cables."""
 
 
-class CommandTimeout(Exception):
+class ChannelRefused(NoAnswer):
+    """The node's connection works, but it gave this command no channel, asked again and again
+    (sshd's MaxSessions, a node too busy to fork): that command's failure, not the node's."""
+
+    def __init__(self, node: str, command: str, reason: str, waited: float):
+        self.node, self.command, self.reason, self.waited = node, command, reason, waited
+        super().__init__(f"{node}: `{command}` got no SSH channel within {waited:g} s of asking again ({reason}); "
+                         f"the connection to {node} itself works")
+
+
+class ConnectionLost(NoAnswer):
+    """The connection dropped while a command ran that is not safe to run twice (a server
+    started, a lane taken down): reported as that command's failure, never run again blindly."""
+
+    def __init__(self, node: str, command: str, reason: str):
+        self.node, self.command, self.reason = node, command, reason
+        super().__init__(f"{node}: the SSH connection dropped while `{command}` ran ({reason}); "
+                         "not run again, as it is not safe to repeat")
+
+
+class CommandTimeout(NoAnswer):
     def __init__(self, node: str, command: str, timeout: float):
         self.node, self.command, self.timeout = node, command, timeout
         super().__init__(f"{node}: `{command}` did not finish within {timeout:g} s")
-
-    def __reduce__(self):
-        return type(self), (self.node, self.command, self.timeout)
 
 
 @dataclass
@@ -71,6 +90,7 @@ class Result:
     stdout: str
     stderr: str
     duration: float
+    note: str = ""      # what it took: a channel asked for again, a fresh connection
 
     @property
     def ok(self) -> bool:
@@ -117,15 +137,16 @@ class EvidenceLog:
 
 
 class Transport(Protocol):
-    def execute(self, command: str, timeout: float) -> Result: ...
+    def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result: ...
     def http(self, request: HttpRequest, timeout: float) -> HttpResponse: ...
     def close(self) -> None: ...
 
 
 @dataclass
 class Remote:
-    """One node, as the suite talks to it. Failures to connect are remembered, so a
-    dead node costs one connect timeout per run, not one per test."""
+    """One node, as the suite talks to it. A node whose fresh connect failed is remembered, so
+    a dead node costs one connect timeout per run, not one per test; the checks after say
+    when and why it was declared unreachable."""
 
     node: str
     transport: Transport
@@ -133,11 +154,13 @@ class Remote:
     default_timeout: float = 60.0
     _unreachable: NodeUnreachable | None = field(default=None, repr=False)
 
-    def run(self, command: str, timeout: float | None = None) -> Result:
+    def run(self, command: str, timeout: float | None = None, repeatable: bool = False) -> Result:
+        """`repeatable`: the command only reads, so it may run again on a fresh connection if
+        the connection drops while it runs."""
         timeout = timeout or self.default_timeout
-        result, started = self._attempt(command, lambda: self.transport.execute(command, timeout), timeout)
+        result, started = self._attempt(command, lambda: self.transport.execute(command, timeout, repeatable), timeout)
         self.log.add(Evidence(self.node, command, result.exit_status, result.stdout, result.stderr,
-                              result.duration, started))
+                              result.duration, started, note=result.note))
         return result
 
     def http(self, request: HttpRequest, timeout: float = 30.0) -> HttpResponse:
@@ -155,8 +178,14 @@ class Remote:
                 raise self._unreachable
             return call(), started
         except NodeUnreachable as e:
-            self._unreachable = e
+            if self._unreachable is None:
+                at = time.strftime("%H:%M:%S", time.localtime(started))
+                self._unreachable = NodeUnreachable(
+                    self.node, f"{e.reason} (declared at {at}; not tried again in this run)")
             self._no_answer(what, started, f"unreachable: {e.reason}")
+            raise self._unreachable from None
+        except (ChannelRefused, ConnectionLost) as e:
+            self._no_answer(what, started, e.reason)
             raise
         except (TimeoutError, CommandTimeout):
             self._no_answer(what, started, f"timed out after {timeout:g} s")
@@ -175,7 +204,7 @@ class LocalTransport:
     def __init__(self, node: str):
         self.node = node
 
-    def execute(self, command: str, timeout: float) -> Result:
+    def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result:
         started = time.monotonic()
         try:
             proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
@@ -191,31 +220,67 @@ class LocalTransport:
         pass
 
 
+# sshd's stock MaxSessions is 10 sessions per connection; the suite opens at most this many at
+# once on a node's connection (the threads of a round, the checks of a worker), the rest wait
+CHANNELS_PER_CONNECTION = 8
+# a channel refused on a working connection is asked for again after each of these (6.6 s in all)
+CHANNEL_WAITS = (0.1, 0.3, 0.7, 1.5, 4.0)
+# a connect that sshd closed before its banner (MaxStartups dropping it, a restart) is tried
+# again after each of these; a connect that timed out or was refused its login is not
+CONNECT_WAITS = (0.5, 2.0)
+
+
 class SshTransport:
     """fabric over SSH: honours the ssh_config (HostName, User, IdentityFile, ProxyJump),
     with a connect timeout that also bounds the banner and auth phases, so a host that
-    accepts TCP and never answers is reported as unreachable, not waited on."""
+    accepts TCP and never answers is reported as unreachable, not waited on.
+
+    One connection per node carries every command, several at once on channels of their own.
+    A transient fault is what it is: a refused channel is asked for again, a dropped connection
+    is made again, and only a fresh connect that fails makes the node unreachable."""
 
     def __init__(self, node: str, host: str, user: str | None, connect_timeout: float,
-                 ssh_config: str | None = None, identity: str | None = None, jump: str | None = None):
+                 ssh_config: str | None = None, identity: str | None = None, jump: str | None = None,
+                 channels: int = CHANNELS_PER_CONNECTION):
         self.node, self.host, self.user = node, host, user
         self.connect_timeout = connect_timeout
         self.ssh_config, self.identity, self.jump = ssh_config, identity, jump
         self._conn = None
-        # opening the connection is not safe from two threads at once; its channels are: one
-        # connection per node carries every command of the run, several at the same time
+        # opening the connection is not safe from two threads at once; its channels are
         self._lock = threading.Lock()
+        self._channels = threading.BoundedSemaphore(channels)
 
     def _connection(self):
+        """The node's connection, made (again) if there is none: NodeUnreachable when a fresh
+        connect fails, with its own reason."""
+        import paramiko
+
         with self._lock:
             conn = self._made()
-            if not conn.is_connected:
-                conn.open()
-                # small messages go out at once: with Nagle's algorithm each command's channel
-                # request waited for the peer's delayed ACK (40 ms on Linux)
-                sock = conn.client.get_transport().sock
-                if isinstance(sock, socket.socket):   # (through a jump host it is a channel)
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if conn.is_connected:
+                return conn
+            for wait in (*CONNECT_WAITS, None):
+                started = time.monotonic()
+                try:
+                    conn.open()
+                    break
+                except (OSError, socket.timeout, EOFError, paramiko.SSHException) as e:
+                    self._conn = None
+                    conn.close()
+                    # closed at once (not a timeout, not a refused login): sshd shed the connection
+                    shed = not isinstance(e, (socket.timeout, TimeoutError, paramiko.AuthenticationException,
+                                              ConnectionRefusedError)) \
+                        and time.monotonic() - started < self.connect_timeout / 2
+                    if wait is None or not shed:
+                        raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}"
+                                              ) from None
+                    time.sleep(wait)
+                    conn = self._made()
+            # small messages go out at once: with Nagle's algorithm each command's channel
+            # request waited for the peer's delayed ACK (40 ms on Linux)
+            sock = conn.client.get_transport().sock
+            if isinstance(sock, socket.socket):   # (through a jump host it is a channel)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return conn
 
     def _made(self):
@@ -233,39 +298,89 @@ class SshTransport:
                                            connect_timeout=self.connect_timeout, connect_kwargs=kwargs)
         return self._conn
 
-    def execute(self, command: str, timeout: float) -> Result:
+    def _forget(self, conn) -> None:
+        """Drop a connection that died, unless another thread already made a new one; a working
+        connection is never closed under the channels of other commands."""
+        with self._lock:
+            if self._conn is conn:
+                self._conn = None
+        conn.close()
+
+    def _channel(self, notes: list[str]):
+        """A session channel on the node's connection: refused channels asked for again, a dead
+        connection made again once."""
+        import paramiko
+
+        waits = iter(CHANNEL_WAITS)
+        waited, remade = 0.0, False
+        while True:
+            conn = self._connection()
+            transport = conn.client.get_transport()
+            try:
+                return conn, transport.open_session(timeout=self.connect_timeout)
+            except (OSError, socket.timeout, EOFError, paramiko.SSHException, AttributeError) as e:
+                reason = _ssh_reason(e, self.connect_timeout)
+                if transport is not None and transport.is_active():
+                    wait = next(waits, None)
+                    if wait is None:
+                        raise ChannelRefused(self.node, "", reason, waited) from None
+                    notes.append(f"no channel ({reason}), asked again after {wait:g} s")
+                    time.sleep(wait)
+                    waited += wait
+                    continue
+                self._forget(conn)
+                if remade:
+                    raise NodeUnreachable(self.node, f"ssh to {self.host}: the connection dropped again at once "
+                                                     f"({reason})") from None
+                remade = True
+                notes.append(f"the connection had dropped ({reason}); connected again")
+
+    def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result:
         """The command on a channel of its own over the node's connection. fabric connects
         (ssh_config, jump host); the command runs on paramiko's channel directly: fabric's runner
         polls its threads and took about 40 ms for `true`, which every check paid."""
         import paramiko
 
         started = time.monotonic()
+        deadline = started + timeout
+        notes: list[str] = []
+        if not self._channels.acquire(timeout=timeout):
+            raise CommandTimeout(self.node, command, timeout)
         try:
-            channel = self._connection().client.get_transport().open_session(timeout=self.connect_timeout)
-        except (OSError, socket.timeout, EOFError, paramiko.SSHException, AttributeError) as e:
-            self.close()   # (AttributeError: the transport went away meanwhile)
-            raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
-        try:
-            channel.exec_command(command)
-            channel.shutdown_write()    # no input, as a command given to `ssh HOST CMD </dev/null`
-            out, err = _drained(channel, started + timeout)
-            status = channel.recv_exit_status()
-        except TimeoutError:
-            raise CommandTimeout(self.node, command, timeout) from None
-        except (OSError, EOFError, paramiko.SSHException) as e:
-            self.close()
-            raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
+            while True:
+                try:
+                    conn, channel = self._channel(notes)
+                except ChannelRefused as e:
+                    raise ChannelRefused(self.node, command, e.reason, e.waited) from None
+                try:
+                    channel.exec_command(command)
+                    channel.shutdown_write()    # no input, as a command given to `ssh HOST CMD </dev/null`
+                    out, err = _drained(channel, deadline)
+                    status = channel.recv_exit_status()
+                except TimeoutError:
+                    raise CommandTimeout(self.node, command, timeout) from None
+                except (OSError, EOFError, paramiko.SSHException) as e:
+                    reason = _ssh_reason(e, self.connect_timeout)
+                    transport = conn.client.get_transport()
+                    if transport is None or not transport.is_active():
+                        self._forget(conn)
+                    if not repeatable or any("ran again" in n for n in notes):
+                        raise ConnectionLost(self.node, command, reason) from None
+                    notes.append(f"the connection dropped while it ran ({reason}); ran again")
+                    continue
+                finally:
+                    channel.close()
+                return Result(command, status, out, err, time.monotonic() - started, "; ".join(notes))
         finally:
-            channel.close()
-        return Result(command, status, out, err, time.monotonic() - started)
+            self._channels.release()
 
     def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
         """Through a port forwarded from the controller to the node: the request leaves the node."""
         import paramiko
 
         target = urlsplit(request.url)
+        conn = self._connection()
         try:
-            conn = self._connection()
             with socket.socket() as probe:  # a free local port for the forward
                 probe.bind(("127.0.0.1", 0))
                 local_port = probe.getsockname()[1]
@@ -275,16 +390,17 @@ class SshTransport:
         except TimeoutError:  # the HTTP answer was late: not a connection problem
             raise
         except (OSError, EOFError, paramiko.SSHException) as e:
-            self.close()
-            raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}") from None
+            reason = _ssh_reason(e, self.connect_timeout)
+            transport = conn.client.get_transport()
+            if transport is None or not transport.is_active():
+                self._forget(conn)
+            raise ConnectionLost(self.node, request.describe(), reason) from None
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                try:
-                    self._conn.close()
-                finally:
-                    self._conn = None
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
 
 
 def _drained(channel, deadline: float) -> tuple[str, str]:

@@ -100,7 +100,7 @@ class ReplayTransport:
             raise TimeoutError(command)
         return entry
 
-    def execute(self, command: str, timeout: float) -> Result:
+    def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result:
         try:
             entry = self._answer(command)
         except TimeoutError:
@@ -144,8 +144,8 @@ class RecordingTransport:
             raise
         return answer
 
-    def execute(self, command: str, timeout: float) -> Result:
-        result = self._record(command, lambda: self.inner.execute(command, timeout))
+    def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result:
+        result = self._record(command, lambda: self.inner.execute(command, timeout, repeatable))
         self._append({"command": command, "exit_status": result.exit_status, "stdout": self.redact(result.stdout),
                       "stderr": self.redact(result.stderr), "duration": round(result.duration, 3)})
         return result

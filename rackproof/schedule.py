@@ -5,7 +5,8 @@ receives from another. So the ordered pairs come in rounds in which every node s
 receives once (a derangement: node i sends to node i+r in round r), and a round is measured all
 at once (rackproof.together): all n*(n-1) pairs in n-1 rounds. Two measurements that share a node
 must never overlap otherwise: each takes a file lock per node, in sorted order so that two can
-never each hold what the other waits for; file locks work across xdist workers. A disruptive
+never each hold what the other waits for; file locks work across xdist workers and runs (in the
+operator's own folder: rackproof.runfolder). A disruptive
 test (a lane taken down) must overlap nothing at all: every test holds the whole rack's lock
 shared, a disruptive one holds it alone, and that lock comes first.
 """
@@ -13,13 +14,14 @@ shared, a disruptive one holds it alone, and that lock comes first.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
-import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence, TypeVar
+
+from .runfolder import private
 
 T = TypeVar("T")
 
@@ -37,26 +39,36 @@ def covering_round(items: Sequence[T]) -> list[list[tuple[T, T]]]:
     return derangements(items)[:1]
 
 
-def lock_dir(key: str) -> Path:
-    """One lock folder per cluster (keyed by its inventory), shared by every process of the run
-    and by other runs on the same cluster; made on first use, removed by the last run to end."""
-    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
-    return Path(tempfile.gettempdir()) / f"rackproof-locks-{digest}"
-
-
 WHOLE_RACK = "@rack"  # not a hostname, so no node's lock
+# a lock is waited on at most this long: the longest a check holds one (a throughput round, a
+# disruptive check) is well under it; past it, another run on the cluster is holding on
+LOCK_WAIT_S = 900.0
+
+
+class LockBusy(Exception):
+    """A lock that was not free within LOCK_WAIT_S: the check could not run, nothing was judged."""
 
 
 @contextmanager
-def holding(directory: Path, names: Sequence[str], shared: bool = False) -> Iterator[None]:
+def holding(directory: Path, names: Sequence[str], shared: bool = False, wait: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold the lock of every name, taken in sorted order (no deadlock), released on exit;
-    `shared` locks may be held by several tests at once, but not beside an exclusive one."""
+    `shared` locks may be held by several tests at once, but not beside an exclusive one.
+    `directory` is the operator's own (rackproof.runfolder); no lock is waited on past `wait`."""
     handles = []
+    deadline = time.monotonic() + wait
     try:
         for name in sorted(set(names)):
-            fd = _open_lock(directory, name)
-            handles.append(fd)
-            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            handles.append(_opened(directory, name))
+            fd = handles[-1]
+            while True:
+                try:
+                    fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise LockBusy(f"the lock of {name} in {directory} was not free within {wait:g} s: "
+                                       "another run on this cluster (or a stuck one) holds it") from None
+                    time.sleep(0.05)
         yield
     finally:
         for fd in reversed(handles):
@@ -64,21 +76,21 @@ def holding(directory: Path, names: Sequence[str], shared: bool = False) -> Iter
             os.close(fd)
 
 
-def _open_lock(directory: Path, name: str) -> int:
-    """The lock file of `name`, made with its folder if another run just removed them."""
+def _opened(directory: Path, name: str) -> int:
+    """The lock file of `name`, its folder made again if another run just removed it."""
     while True:
-        directory.mkdir(mode=0o700, exist_ok=True)
         try:
-            return os.open(directory / f"{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            return os.open(directory / f"{name}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
         except FileNotFoundError:
-            continue
+            directory.mkdir(mode=0o700, exist_ok=True)
+            private(directory)
 
 
 def remove_when_idle(directory: Path) -> None:
-    """Remove the lock folder unless another run on the same cluster is in the middle of a
-    test (every test holds the whole-rack lock, shared): then the last one to end removes it."""
+    """Remove the cluster's lock folder unless another run on it is in the middle of a test
+    (every test holds the whole-rack lock, shared): then the last one to end removes it."""
     try:
-        fd = os.open(directory / f"{WHOLE_RACK}.lock", os.O_RDWR)
+        fd = os.open(directory / f"{WHOLE_RACK}.lock", os.O_RDWR | os.O_NOFOLLOW)
     except FileNotFoundError:
         shutil.rmtree(directory, ignore_errors=True)
         return

@@ -33,7 +33,7 @@ from .probes.sockets import LISTENING
 from .probes.sshkeys import AUTHORIZED_KEYS
 from .probes.sysctl import SYSCTL
 from .probes.system import HOSTNAME
-from .remote import CommandTimeout, EvidenceLog, NodeUnreachable
+from .remote import EvidenceLog, NoAnswer, NodeUnreachable
 from .safetext import one_line
 
 SNAPSHOT_VERSION = "1.0"
@@ -93,7 +93,7 @@ def node_facts(platform: str, node: Node, host: Host) -> dict:
             facts[name] = read()
         except NodeUnreachable as e:
             return {"unreachable": one_line(e.reason)}
-        except (ProbeFailed, CommandTimeout, _Unknown) as e:
+        except (ProbeFailed, NoAnswer, _Unknown) as e:
             unread[name] = one_line(str(e).splitlines()[0])
     return {**facts, "unread": unread}
 

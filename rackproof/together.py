@@ -5,20 +5,20 @@ to all its peers (one command per node, all nodes at once), or a round of throug
 which every node sends once and receives once. The first test of a group measures the whole
 group, every part in its own thread with its own evidence; each test of the group then judges
 its part from what was kept, with that part's evidence. Under pytest-xdist the workers share
-the kept results through files, under a lock per group: one worker measures, the others read.
+the kept results as JSON in the run's private folder, under a lock per group: one worker
+measures, the others read.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
-import pickle
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Generic, Hashable, Sequence, TypeVar
 
+from . import portable, schedule
 from .remote import Evidence, EvidenceLog
 
 K = TypeVar("K", bound=Hashable)
@@ -59,8 +59,9 @@ def at_once(keys: Sequence[K], measure: Callable[[K], T], log: EvidenceLog, work
 
 
 class Kept:
-    """Groups measured once per run: in memory, and in `directory` (one file per group) when
-    the run's xdist workers share it; None keeps them in this process only."""
+    """Groups measured once per run: in memory, and in `directory` (the run's private folder,
+    rackproof.runfolder: one JSON file per group) when the run's xdist workers share it; None
+    keeps them in this process only."""
 
     def __init__(self, directory: Path | None):
         self.directory = directory
@@ -73,17 +74,15 @@ class Kept:
         if self.directory is None:
             found = self._here[group] = measure()
             return found
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         name = hashlib.sha256(group.encode()).hexdigest()[:24]
-        path = self.directory / f"{name}.pickle"
-        with open(self.directory / f"{name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)      # the other workers wait for the one measuring
+        path = self.directory / f"{name}.json"
+        with schedule.holding(self.directory, [f"kept-{name}"]):   # the other workers wait for the one measuring
             if path.exists():
-                found = pickle.loads(path.read_bytes())
+                found = portable.loads(path.read_text())
             else:
                 found = measure()
                 partial = path.with_suffix(".partial")
-                partial.write_bytes(pickle.dumps(found))
+                partial.write_text(portable.dumps(found))
                 os.replace(partial, path)
         self._here[group] = found
         return found

@@ -29,13 +29,14 @@ START_SERVER = Probe(
     "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens",
     "ss -Hltn {filter} | grep -q . && exit 1; setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
     "for i in $(seq 50); do ss -Hltn {filter} | grep -q . && {{ echo $pid; exit 0; }}; "
-    "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15)
+    "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15,
+    repeatable=False)
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
-                    "kill {pid} 2>/dev/null; true", timeout=10)
+                    "kill {pid} 2>/dev/null; true", timeout=10, repeatable=False)
 # a run interrupted while its server started does not know the pid: the server is found by its
 # whole command line (`timeout` passes the signal on to the server)
 STOP_STARTING = Probe("stop a starting server", "stops a server whose start was interrupted, by its command line",
-                      "pkill -x -f -- {pattern}; true", timeout=10)
+                      "pkill -x -f -- {pattern}; true", timeout=10, repeatable=False)
 
 
 def _start_server(host: Host, command: Command, port: int, lifetime: float) -> int:

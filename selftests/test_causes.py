@@ -89,7 +89,7 @@ class Scripted:
     def __init__(self, answer):
         self.answer = answer
 
-    def execute(self, command: str, timeout: float) -> Result:
+    def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result:
         return self.answer(command)
 
     def http(self, request: HttpRequest, timeout: float) -> HttpResponse:

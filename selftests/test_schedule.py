@@ -5,13 +5,15 @@ apart."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from itertools import permutations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackproof.schedule import WHOLE_RACK, covering_round, derangements, holding, remove_when_idle
+from rackproof.schedule import WHOLE_RACK, LockBusy, covering_round, derangements, holding, remove_when_idle
 
 nodes = st.integers(min_value=2, max_value=40).map(lambda n: [f"thor-{i}" for i in range(1, n + 1)])
 
@@ -105,3 +107,14 @@ def test_a_lock_folder_removed_by_another_run_is_made_again(tmp_path):
     remove_when_idle(locks)
     with holding(locks, ["thor-1", "thor-2"]):
         assert {p.name for p in locks.iterdir()} == {"thor-1.lock", "thor-2.lock"}
+
+
+def test_no_lock_is_waited_on_past_its_bound(tmp_path):
+    with holding(tmp_path, ["thor-1"]):
+        started = time.monotonic()
+        with pytest.raises(LockBusy, match=r"the lock of thor-1 in .* was not free within 0.3 s"):
+            with holding(tmp_path, ["thor-2", "thor-1"], wait=0.3):
+                pass
+        assert time.monotonic() - started < 5
+    with holding(tmp_path, ["thor-1"], wait=0.3):   # free again: taken at once
+        pass

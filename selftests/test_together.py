@@ -1,9 +1,10 @@
 """rackproof.together: a group measured at once, each part with its own evidence and its own
-exception; kept once per run, and shared by processes (xdist workers) through files."""
+exception; kept once per run, and shared by processes (xdist workers) as JSON in the run's
+private folder (rackproof.portable: nothing unpickled, no name outside rackproof built)."""
 
 from __future__ import annotations
 
-import pickle
+import json
 import subprocess
 import sys
 import threading
@@ -12,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from rackproof import portable
+from rackproof.failure import Failure
 from rackproof.host import ProbeFailed
 from rackproof.probes import ParseError
-from rackproof.remote import CommandTimeout, Evidence, EvidenceLog, NodeUnreachable, Result
-from rackproof.together import Kept, at_once
+from rackproof.probes.iperf import IperfResult, IperfStream
+from rackproof.remote import ChannelRefused, CommandTimeout, ConnectionLost, Evidence, EvidenceLog, NodeUnreachable, Result
+from rackproof.together import Kept, Part, at_once
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,9 +76,37 @@ def test_workers_share_a_group_one_measures_the_others_wait_and_read(tmp_path):
 @pytest.mark.parametrize("error", [
     NodeUnreachable("thor-2", "no answer within the connect timeout of 5 s"),
     CommandTimeout("thor-2", "iperf3 -c 10.10.0.12", 34.0),
+    ChannelRefused("thor-2", "kill 4242", "ChannelException(1, 'Administratively prohibited')", 6.6),
+    ConnectionLost("thor-2", "iperf3 -c 10.10.0.12", "Socket is closed"),
     ProbeFailed("thor-2", Result("ethtool mgbe0_0", 1, "", "no such device", 0.1), "exited with status 1"),
     ParseError("iperf3", "no end section", "{}"),
+    Failure("thor-1 -> thor-2", "one stream at 3.1 Gbit/s", expected="at least 22.5 Gbit/s"),
+    AssertionError("a plain assert in a measurement"),
 ])
 def test_what_one_worker_caught_another_raises_as_it_was(error):
-    again = pickle.loads(pickle.dumps(error))
+    again = portable.loads(portable.dumps(error))
     assert type(again) is type(error) and str(again) == str(error) and vars(again) == vars(error)
+
+
+def test_a_round_crosses_the_workers_as_it_was_measured():
+    stream = IperfStream(33001, 5201, 24.1e9, 24.2e9, 3)
+    result = IperfResult(24.1e9, 24.2e9, 3, 1, 5.0, "10.10.0.11", "10.10.0.12", 5201, False, (stream,))
+    evidence = [Evidence("thor-1", "iperf3 -c 10.10.0.12", 0, "{}", "", 5.1, 1.5e9)]
+    parts = {("thor-1", "thor-2"): Part((result,), None, evidence),
+             ("thor-2", "thor-1"): Part(None, NodeUnreachable("thor-2", "no route"), [])}
+    again = portable.loads(portable.dumps(parts))
+    assert again[("thor-1", "thor-2")] == parts[("thor-1", "thor-2")]
+    assert str(again[("thor-2", "thor-1")].error) == "thor-2 is unreachable: no route"
+
+
+@pytest.mark.parametrize("planted", [
+    {"error": "os:system", "arguments": {"command": "touch /tmp/owned"}},
+    {"error": "builtins:exec", "arguments": ["import os"]},
+    {"dataclass": "subprocess:Popen", "fields": {"args": ["touch", "/tmp/owned"]}},
+    {"dataclass": "rackproof.remote:os.system", "fields": {}},
+    {"dataclass": "rackproof.remote:quote", "fields": {}},
+    {"error": "rackproof.remote:Evidence", "arguments": {}},
+])
+def test_a_planted_file_names_nothing_outside_rackproof_and_runs_nothing(planted, tmp_path):
+    with pytest.raises(portable.Unportable):
+        portable.loads(json.dumps(planted))

@@ -43,18 +43,20 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     # first: pytest-html and junitxml read htmlpath and xmlpath in their own pytest_configure
     options.load(config)
+    params.make_run_folder(config)
     report.start(config)
     scheduling.deal_one_by_one(config)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:   # pytest-xdist, on the controller: a worker starts
-    params.hand_run_id(node)
+    params.hand_run_folder(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     report.finish(config)
     params.remove_locks(config)
+    params.remove_run_folder(config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -13,6 +13,3 @@ class ParseError(ValueError):
         self.reason = reason
         self.text = text
         super().__init__(f"{tool}: {reason}")
-
-    def __reduce__(self):   # kept by one xdist worker, raised in another (rackproof.together)
-        return type(self), (self.tool, self.reason, self.text)

@@ -176,13 +176,13 @@ def _string(value, name: str, text: str) -> str:
 
 # -1: one test, then exit
 IPERF3_SERVER = Probe("iperf3 server", "receives one test on one address and port",
-                      "iperf3 -s -1 -B {address} -p {port}")
+                      "iperf3 -s -1 -B {address} -p {port}", repeatable=False)
 # -O: the first second is sent but not counted. It holds TCP's slow start (and on the simulated
 # rack the bond's first choice of lane, see sim/bond.py), which made short runs vary.
 WARM_UP_SECONDS = 1
 IPERF3_CLIENT = Probe("iperf3", "TCP throughput to a server: sums and every stream (-J)",
                       f"iperf3 -c {{address}} -p {{port}} -t {{seconds}} -O {WARM_UP_SECONDS} -P {{streams}} -J",
-                      parse_iperf3, ok_exit=(0, 1))  # iperf3 -J exits 1 on errors and says why in its JSON
+                      parse_iperf3, ok_exit=(0, 1), repeatable=False)  # iperf3 -J exits 1 on errors and says why in its JSON
 IPERF3_FROM_PORT = Probe("iperf3 --cport", "one TCP stream from a chosen client port (a bond's lane)",
                          f"iperf3 -c {{address}} -p {{port}} --cport {{client_port}} -t {{seconds}} -O {WARM_UP_SECONDS} -J",
-                         parse_iperf3)
+                         parse_iperf3, repeatable=False)

@@ -136,7 +136,8 @@ def _row(result: PerftestResult) -> str:
 
 
 IB_WRITE_BW_SERVER = Probe("ib_write_bw server", "receives RDMA writes on one RoCE device",
-                           "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port}")
+                           "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port}",
+                           repeatable=False)
 IB_WRITE_BW = Probe("ib_write_bw", "RDMA write bandwidth over one CX7 link (perftest)",
                     "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port} {address}",
-                    parse_ib_write_bw)
+                    parse_ib_write_bw, repeatable=False)

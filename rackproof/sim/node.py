@@ -218,9 +218,9 @@ class Node:
             "PrintLastLog no",
             "X11Forwarding no",
             "UseDNS no",
+            # MaxStartups and MaxSessions stay at OpenSSH's defaults (10:30:100, 10), as on
+            # Ubuntu, L4T and DGX OS: the suite has to live within them, here first
             "LoginGraceTime 30",
-            "MaxStartups 200:30:400",
-            "MaxSessions 200",
             "AcceptEnv LANG LC_*",
             # a login's PATH as Ubuntu (JetPack, DGX OS) gives it from /etc/environment: sbin included
             f"SetEnv RACKPROOF_PROC={NODE_PROC} PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
