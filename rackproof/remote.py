@@ -250,12 +250,16 @@ class SshTransport:
         self._lock = threading.Lock()
         self._channels = threading.BoundedSemaphore(channels)
 
-    def _connection(self):
-        """The node's connection, made (again) if there is none: NodeUnreachable when a fresh
-        connect fails, with its own reason."""
+    def _connection(self, notes: list[str]):
+        """The node's connection, made (again) if there is none or it dropped since the last
+        command (said in `notes`): NodeUnreachable when a fresh connect fails, with its own reason."""
         import paramiko
 
         with self._lock:
+            if self._conn is not None and not self._conn.is_connected:
+                self._conn.close()
+                self._conn = None
+                notes.append("the connection had dropped since the last command; connected again")
             conn = self._made()
             if conn.is_connected:
                 return conn
@@ -314,7 +318,7 @@ class SshTransport:
         waits = iter(CHANNEL_WAITS)
         waited, remade = 0.0, False
         while True:
-            conn = self._connection()
+            conn = self._connection(notes)
             transport = conn.client.get_transport()
             try:
                 return conn, transport.open_session(timeout=self.connect_timeout)
@@ -375,26 +379,34 @@ class SshTransport:
             self._channels.release()
 
     def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
-        """Through a port forwarded from the controller to the node: the request leaves the node."""
+        """Through a port forwarded from the controller to the node: the request leaves the node.
+        The suite's requests only ask (models, health, a short chat): one whose tunnel died under
+        it is sent once more on a fresh connection."""
         import paramiko
 
         target = urlsplit(request.url)
-        conn = self._connection()
-        try:
-            with socket.socket() as probe:  # a free local port for the forward
-                probe.bind(("127.0.0.1", 0))
-                local_port = probe.getsockname()[1]
-            with conn.forward_local(local_port, remote_port=target.port or 80, remote_host=target.hostname,
-                                    local_host="127.0.0.1"):
-                return exchange(request, timeout, via=("127.0.0.1", local_port))
-        except TimeoutError:  # the HTTP answer was late: not a connection problem
-            raise
-        except (OSError, EOFError, paramiko.SSHException) as e:
-            reason = _ssh_reason(e, self.connect_timeout)
+        for again in (False, True):
+            conn = self._connection([])
+            response, reason = None, "the connection closed during the request"
+            try:
+                with socket.socket() as probe:  # a free local port for the forward
+                    probe.bind(("127.0.0.1", 0))
+                    local_port = probe.getsockname()[1]
+                with conn.forward_local(local_port, remote_port=target.port or 80, remote_host=target.hostname,
+                                        local_host="127.0.0.1"):
+                    response = exchange(request, timeout, via=("127.0.0.1", local_port))
+            except TimeoutError:  # the HTTP answer was late: not a connection problem
+                raise
+            except (OSError, EOFError, paramiko.SSHException) as e:
+                reason = _ssh_reason(e, self.connect_timeout)
             transport = conn.client.get_transport()
-            if transport is None or not transport.is_active():
-                self._forget(conn)
-            raise ConnectionLost(self.node, request.describe(), reason) from None
+            if transport is not None and transport.is_active():
+                if response is not None:
+                    return response
+                raise ConnectionLost(self.node, request.describe(), reason)   # the forward failed
+            self._forget(conn)
+            if again:
+                raise ConnectionLost(self.node, request.describe(), reason)
 
     def close(self) -> None:
         with self._lock:
@@ -414,6 +426,8 @@ def _drained(channel, deadline: float) -> tuple[str, str]:
             err += channel.recv_stderr(65536)
         elif channel.eof_received and channel.exit_status_ready():
             return out.decode(errors="replace"), err.decode(errors="replace")
+        elif channel.closed:   # closed with no end of output: the connection died under the command
+            raise EOFError("the connection closed before the command ended")
         else:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -141,7 +141,7 @@ PARTITION = Probe("scontrol show partition", "a Slurm partition's limits (MaxTim
 # --immediate: a job that cannot start now is refused instead of waiting in the queue
 SRUN_HOSTNAME = Probe("srun", "a real one-node job on NODE (it answers with the node's name)",
                       "srun --immediate={seconds} -N1 --exclusive -w {node} -t 1 hostname",
-                      timeout=60, repeatable=False)
+                      timeout=60)
 # unmunge exits with munge's error code (15: expired, 17: rewound, ...) after printing STATUS;
 # no STATUS (ssh failed) is unreadable, and the failure shows what was printed
 _ANY_EXIT = tuple(range(256))
