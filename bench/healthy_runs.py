@@ -5,9 +5,11 @@ A healthy rack must pass every time: a failure here is a false alarm of the suit
 Printed per run: exit status, failures (and errors) by name, duration, the bonded -P 4 figures
 (lowest, and how many pairs needed their retry with other client ports); then a summary.
 Each run takes the simulated racks' lock (RACKPROOF_SIM_LOCK, default /tmp/rackproof-sim.lock)
-for itself, so racks of others run between two runs and never during one.
+for itself, so racks of others run between two runs and never during one. With --busy, a
+process of its own keeps one core busy the whole time (a controller that does other work), and
+is stopped at the end.
 
-    sudo .venv/bin/python bench/healthy_runs.py [N] [--profile thor5]
+    sudo .venv/bin/python bench/healthy_runs.py [N] [--profile thor5] [--busy]
 
 Exits 1 when any run did not pass.
 """
@@ -54,8 +56,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", type=int, nargs="?", default=20)
     ap.add_argument("--profile", default="thor5")
+    ap.add_argument("--busy", action="store_true", help="keep one core busy meanwhile")
     a = ap.parse_args()
     runs = []
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if a.busy else None
+    try:
+        return _runs(a, runs)
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+
+
+def _runs(a, runs: list) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(1, a.runs + 1):
             run = one_run(a.profile, k, Path(tmp) / f"{k}.xml")

@@ -1,7 +1,7 @@
 """A rack of 32 nodes (`rackproof sim up thor --nodes 32`): the SSH mesh, 992 ordered pairs tried
 all at once (each node fans out to its peers in one command), still names the failing pair
 alone, and a node the controller cannot reach costs the run one connect timeout, not one per
-check."""
+check; a healthy mesh of 16 passes on the nodes' stock sshd limits."""
 
 from __future__ import annotations
 
@@ -73,3 +73,12 @@ def test_a_node_out_of_reach_among_32_costs_one_connect_timeout(pytester, thor32
     waited = {(e["command"], e["started"]) for t in doc["tests"] for e in t["evidence"]
               if e["node"] == "thor-17" and e["duration"] >= timeout}
     assert len(waited) == 1, waited
+
+
+def test_a_healthy_mesh_of_16_passes_on_the_stock_sshd_limits(pytester):
+    # every node's sshd at OpenSSH's MaxStartups 10:30:100 and MaxSessions 10 (rackproof.sim.node):
+    # the fan-out stays under them, so no login is shed
+    with SimRack("thor-n16") as rack:
+        run = mesh(pytester, rack)
+    assert len([t for t in run.outcomes if "test_passwordless_ssh[" in t]) == 16 * 15
+    assert run.failed == set() and run.with_outcome("error") == set(), run.output
