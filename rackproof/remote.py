@@ -31,10 +31,11 @@ logging.getLogger("paramiko").setLevel(logging.CRITICAL + 1)
 class NodeUnreachable(Exception):
     """A fresh connect to the node failed (not a failing command, not one refused channel)."""
 
-    def __init__(self, node: str, reason: str):
-        self.node = node
-        self.reason = reason
-        super().__init__(f"{node} is unreachable: {reason}")
+    def __init__(self, node: str, reason: str, since: str = ""):
+        self.node, self.reason, self.since = node, reason, since
+        # `since`: the node was declared unreachable earlier in the run, at that time
+        super().__init__(f"{node} is unreachable: {reason}"
+                         + (f" (declared at {since}; not tried again in this run)" if since else ""))
 
 
 class NoAnswer(Exception):
@@ -178,12 +179,12 @@ class Remote:
                 raise self._unreachable
             return call(), started
         except NodeUnreachable as e:
-            if self._unreachable is None:
-                at = time.strftime("%H:%M:%S", time.localtime(started))
-                self._unreachable = NodeUnreachable(
-                    self.node, f"{e.reason} (declared at {at}; not tried again in this run)")
             self._no_answer(what, started, f"unreachable: {e.reason}")
-            raise self._unreachable from None
+            if e is self._unreachable:
+                raise
+            # the check that found it says so; the later ones say since when
+            self._unreachable = NodeUnreachable(self.node, e.reason, time.strftime("%H:%M:%S", time.localtime(started)))
+            raise
         except (ChannelRefused, ConnectionLost) as e:
             self._no_answer(what, started, e.reason)
             raise

@@ -1,5 +1,6 @@
 """The runner: evidence for every command, timeouts, unreachable nodes, record and replay."""
 
+import re
 import socket
 import threading
 import time
@@ -146,3 +147,15 @@ def test_an_unreachable_node_is_recorded_and_replayed_as_unreachable(tmp_path, s
 def test_a_missing_recording_directory_is_one_clear_error(tmp_path):
     with pytest.raises(ReplayError, match="no such recording directory"):
         Recording(tmp_path / "nope")
+
+
+def test_checks_after_the_one_that_found_a_node_unreachable_say_since_when(tmp_path, silent_listener):
+    remote, _ = ssh_remote(tmp_path, silent_listener)
+    with pytest.raises(NodeUnreachable) as first:
+        remote.run("hostname")
+    with pytest.raises(NodeUnreachable) as later:
+        remote.run("id -un")
+    assert "declared at" not in str(first.value)
+    assert re.search(r"thor-9 is unreachable: .* \(declared at \d\d:\d\d:\d\d; not tried again in this run\)$",
+                     str(later.value)), str(later.value)
+    assert later.value.reason == first.value.reason

@@ -224,3 +224,16 @@ def test_a_test_stopped_before_its_teardown_did_not_run_to_an_outcome():
     done = document.Recorded("tests_x/test_x.py::test_a[thor-1]",
                              (Phase("setup", "passed"), Phase("call", "passed"), Phase("teardown", "passed")))
     assert document.finished(done) and not document.finished(started)
+
+
+def test_a_check_cut_short_by_a_transient_fault_makes_the_run_incomplete_not_rejected():
+    cut = entry("test_kill[thor-1]", "error", SSH, "thor-1: the SSH connection dropped while `kill 4242` ran")
+    tests = [entry("test_a[thor-1]", "passed", SSH), cut]
+    result = verdict.decide(tests, verdict.Coverage(cut_short=(cut["id"],)))
+    assert result["decision"] == verdict.INCOMPLETE
+    assert "1 check cut short by a transient fault" in result["summary"]
+    # the same error without the transient cause: unconfirmed, and it blocks
+    assert verdict.decide(tests)["decision"] == verdict.REJECTED
+    # a real failure beside it still rejects
+    failed = entry("test_b[thor-2]", "failed", SSH, "Permission denied")
+    assert verdict.decide([*tests, failed], verdict.Coverage(cut_short=(cut["id"],)))["decision"] == verdict.REJECTED

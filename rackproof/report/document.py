@@ -24,9 +24,10 @@ from . import baseline as baseline_diff
 from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
 
-SCHEMA_VERSION = "2.5"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+SCHEMA_VERSION = "2.6"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
-#   2.5: the outcome "not verified" (a check that could not be made, listed in the scope)
+#   2.5: the outcome "not verified" (a check that could not be made, listed in the scope);
+#   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -134,7 +135,8 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
     reached = {r.id for r in done}
     not_run = [*coverage.not_run, *(i for i in planned if i not in reached),
                *(r.id for r in records if r.id not in reached and r.id not in planned)]
-    coverage = replace(coverage, not_run=tuple(dict.fromkeys(not_run)))
+    cut_short = tuple(r.id for r in done if merged_properties(list(r.phases)).get("rackproof_cut_short"))
+    coverage = replace(coverage, not_run=tuple(dict.fromkeys(not_run)), cut_short=cut_short)
     inventory = cluster.inventory
     tests = [entry_for(r, cluster, waivers, today) for r in done]
     node_facts, interface_facts = facts.collect(tests)

@@ -150,6 +150,10 @@ def _incomplete(coverage: dict) -> str:
         listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in not_run)
         items.append(f"<li>{len(not_run)} check{'s' * (len(not_run) != 1)} of the scope did not run:"
                      f'<ul id="not-run">{listed}</ul></li>')
+    if cut_short := coverage["cut_short"]:
+        listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in cut_short)
+        items.append(f"<li>{len(cut_short)} check{'s' * (len(cut_short) != 1)} cut short by a transient fault "
+                     f'(a dropped SSH connection, a refused channel, a busy lock; run again):<ul id="cut-short">{listed}</ul></li>')
     return f'<div class="incomplete"><h3>This run is incomplete</h3><ul>{"".join(items)}</ul></div>'
 
 

@@ -35,10 +35,13 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def capabilities(tests: list[dict]) -> list[dict]:
-    """Every capability the run's checks guard, in order of first appearance."""
+def capabilities(tests: list[dict], cut_short: tuple[str, ...] = ()) -> list[dict]:
+    """Every capability the run's checks guard, in order of first appearance. A check cut short
+    by a transient fault judged nothing: it makes the run incomplete, not a capability unconfirmed."""
     caps: dict[str, dict] = {}
     for test in tests:
+        if test["id"] in cut_short:
+            continue
         declared = test["capability"] or UNDECLARED
         cap = caps.setdefault(declared["name"], {"name": declared["name"], "blocks": False, "counts": {}, "why": []})
         cap["blocks"] = cap["blocks"] or declared["blocks"]
@@ -68,14 +71,16 @@ class Coverage:
     narrowed_by: tuple[str, ...] = ()    # "-k lane", "test paths tests_physical": checks left out by choice
     interrupted: str = ""                # why the run stopped early, "" if it did not
     not_run: tuple[str, ...] = field(default=())   # test ids in scope that reached no outcome
+    cut_short: tuple[str, ...] = field(default=())  # test ids a transient fault stopped (no verdict)
 
     @property
     def complete(self) -> bool:
-        return not (self.narrowed_by or self.interrupted or self.not_run)
+        return not (self.narrowed_by or self.interrupted or self.not_run or self.cut_short)
 
     def as_dict(self) -> dict:
         return {"complete": self.complete, "reason": self.describe(), "nodes": list(self.nodes),
-                "narrowed_by": list(self.narrowed_by), "interrupted": self.interrupted, "not_run": list(self.not_run)}
+                "narrowed_by": list(self.narrowed_by), "interrupted": self.interrupted, "not_run": list(self.not_run),
+                "cut_short": list(self.cut_short)}
 
     def describe(self) -> str:
         """Why the run is incomplete, in one sentence ("" when it is complete)."""
@@ -86,6 +91,9 @@ class Coverage:
             parts.append("narrowed by " + ", ".join(self.narrowed_by))
         if self.not_run:
             parts.append(f"{len(self.not_run)} check{'s' * (len(self.not_run) != 1)} of its scope did not run")
+        if self.cut_short:
+            parts.append(f"{len(self.cut_short)} check{'s' * (len(self.cut_short) != 1)} cut short by a transient "
+                         "fault (a dropped SSH connection, a refused channel, a busy lock): run again")
         return "; ".join(parts)
 
 
@@ -100,7 +108,7 @@ def line(result: dict) -> str:
 def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
     """{"decision", "summary", "capabilities", "coverage"}: the verdict and the one sentence that
     explains it."""
-    caps = capabilities(tests)
+    caps = capabilities(tests, coverage.cut_short)
     blocking = [c for c in caps if c["blocks"] and c["status"] in (BLOCKED, UNCONFIRMED)]
     limited = [c for c in caps if not c["blocks"] and c["status"] in (LIMITED_CAP, UNCONFIRMED)]
     judged = [t for t in tests if t["outcome"] not in ("skipped", "not verified")]
