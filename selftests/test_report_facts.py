@@ -10,9 +10,9 @@ from rackproof.report import facts
 SAMPLES = Path(__file__).with_name("samples")
 
 
-def ev(node, command, stdout="", exit_status=0, note=""):
+def ev(node, command, stdout="", exit_status=0, note="", started=0.0):
     return {"node": node, "command": command, "exit_status": exit_status, "stdout": stdout, "stderr": "",
-            "duration": 0.1, "started": 0.0, "note": note}
+            "duration": 0.1, "started": started, "note": note}
 
 
 def test_facts_from_evidence_and_declared_facts():
@@ -38,12 +38,17 @@ def test_facts_from_evidence_and_declared_facts():
     assert interfaces[("thor-1", "mgbe0_0")] == {"link": "yes", "speed": "25000Mb/s", "fec": "RS"}
 
 
-def test_a_node_is_reached_once_any_command_got_through():
-    tests = [{"evidence": [ev("thor-5", "hostname", exit_status=None, note="unreachable: no route to host"),
-                           ev("thor-4", "hostname", exit_status=None, note="timed out after 5 s"),
-                           ev("thor-3", "hostname", exit_status=None, note="unreachable: banner"),
-                           ev("thor-3", "id -un", "nvidia")]}]
+def test_a_node_is_reached_when_its_last_command_got_through_else_unreachable_since_when():
+    tests = [{"evidence": [ev("thor-5", "hostname", exit_status=None, note="unreachable: no route to host", started=10),
+                           ev("thor-4", "hostname", exit_status=None, note="timed out after 5 s", started=11),
+                           ev("thor-3", "hostname", exit_status=None, note="unreachable: banner", started=12),
+                           ev("thor-3", "id -un", "nvidia", started=13),
+                           ev("thor-2", "id -un", "nvidia", started=14)]},
+             {"evidence": [ev("thor-2", "ethtool -S", exit_status=None, note="unreachable: no route", started=60),
+                           ev("thor-2", "hostname", exit_status=None, note="unreachable: refused", started=61)]}]
     assert facts.reachability(tests) == {
-        "thor-5": {"status": "unreachable", "reason": "no route to host"},
+        "thor-5": {"status": "unreachable", "reason": "no route to host", "since": "1970-01-01T00:00:10+00:00"},
         "thor-4": {"status": "reached", "reason": ""},
-        "thor-3": {"status": "reached", "reason": ""}}
+        "thor-3": {"status": "reached", "reason": ""},
+        # answered, then a fresh connect failed: declared unreachable at that moment, for its reason
+        "thor-2": {"status": "unreachable", "reason": "no route", "since": "1970-01-01T00:01:00+00:00"}}

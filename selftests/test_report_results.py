@@ -155,7 +155,8 @@ def test_a_node_that_cannot_be_reached_keeps_its_row_in_every_table(pytester):
     (recording / "thor-5.json").write_text(json.dumps({"unreachable": "no route to host"}))
     run = run_report(pytester, "--replay", str(recording))
     thor5 = next(n for n in run.results["nodes"] if n["name"] == "thor-5")
-    assert thor5["reach"] == {"status": "unreachable", "reason": "no route to host"}
+    assert (thor5["reach"]["status"], thor5["reach"]["reason"]) == ("unreachable", "no route to host")
+    assert f"thor-5 unreachable since {thor5['reach']['since']}: no route to host" in run.results["verdict"]["summary"]
     assert thor5["counts"]["failed"] > 0 and thor5["facts"] == {"jetpack": "7.0"}
     assert '<b data-node="thor-5">thor-5</b>' in run.html and "unreachable: no route to host" in run.html
     topo = next(n for n in run.results["topology"]["nodes"] if n["name"] == "thor-5")

@@ -27,7 +27,7 @@ from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
 SCHEMA_VERSION = "2.6"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
 #   2.5: the outcome "not verified" (a check that could not be made, listed in the scope);
-#   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete)
+#   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete); nodes[].reach.since
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
@@ -160,7 +160,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
             "replay": run.replay, "xdist_workers": run.xdist_workers, "exit_status": run.exit_status,
             "expectations_changed": inventory.expectations_changed(),
         },
-        "verdict": verdict.decide(tests, coverage),
+        "verdict": verdict.decide(tests, coverage, {n: r for n, r in reach.items() if r["status"] == facts.UNREACHABLE}),
         "counts": _counts(tests),
         "tests": tests,
         "nodes": nodes,

@@ -9,6 +9,8 @@ through the probes; and facts that checks declare with the `facts` fixture
 
 from __future__ import annotations
 
+import datetime as dt
+
 import shlex
 from typing import Callable
 
@@ -89,14 +91,16 @@ def collect(tests: list[dict]) -> tuple[dict, dict]:
 
 
 def reachability(tests: list[dict]) -> dict[str, dict]:
-    """{node: {"status": reached | unreachable, "reason": ...}} of the nodes any command was
-    sent to: reached once one got through (a command that timed out got through too)."""
+    """{node: {"status": reached | unreachable, "reason": ..., ["since": ISO time]}} of the nodes
+    any command was sent to: reached when the last command sent got through (a command that
+    timed out got through too); unreachable since the first fresh connect that failed after it."""
     seen: dict[str, dict] = {}
-    for test in tests:
-        for ev in test["evidence"]:
-            entry = seen.setdefault(ev["node"], {"status": UNREACHABLE, "reason": ""})
-            if not ev["note"].startswith("unreachable"):
-                entry.update(status=REACHED, reason="")
-            elif entry["status"] != REACHED:
-                entry["reason"] = ev["note"].removeprefix("unreachable: ")
+    evidence = sorted((ev for test in tests for ev in test["evidence"]), key=lambda ev: ev.get("started") or 0.0)
+    for ev in evidence:
+        entry = seen.setdefault(ev["node"], {"status": REACHED, "reason": ""})
+        if not ev["note"].startswith("unreachable"):
+            seen[ev["node"]] = {"status": REACHED, "reason": ""}
+        elif entry["status"] == REACHED:
+            since = dt.datetime.fromtimestamp(ev.get("started") or 0.0, dt.timezone.utc).isoformat(timespec="seconds")
+            seen[ev["node"]] = {"status": UNREACHABLE, "reason": ev["note"].removeprefix("unreachable: "), "since": since}
     return seen

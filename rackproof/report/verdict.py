@@ -105,9 +105,9 @@ def line(result: dict) -> str:
     return result["decision"]
 
 
-def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
+def decide(tests: list[dict], coverage: Coverage = Coverage(), unreachable: dict[str, dict] | None = None) -> dict:
     """{"decision", "summary", "capabilities", "coverage"}: the verdict and the one sentence that
-    explains it."""
+    explains it; a node declared unreachable ({node: {reason, since}}) is named in it once."""
     caps = capabilities(tests, coverage.cut_short)
     blocking = [c for c in caps if c["blocks"] and c["status"] in (BLOCKED, UNCONFIRMED)]
     limited = [c for c in caps if not c["blocks"] and c["status"] in (LIMITED_CAP, UNCONFIRMED)]
@@ -140,4 +140,7 @@ def decide(tests: list[dict], coverage: Coverage = Coverage()) -> dict:
                    + (f"; {counts['waived']} failed under a valid waiver" if counts["waived"] else ""))
     if coverage.nodes and decision in (ACCEPTED, LIMITED):
         summary = f"only checks involving {', '.join(coverage.nodes)} (--node): " + summary
+    if unreachable:
+        summary += "; " + "; ".join(f"{node} unreachable since {reach['since']}: {reach['reason']}"
+                                    for node, reach in unreachable.items())
     return {"decision": decision, "summary": summary, "capabilities": caps, "coverage": coverage.as_dict()}
