@@ -27,6 +27,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from .ics import CalendarError, parse_calendar
 from .safetext import one_line
+from .userinput import read_regular_file
 
 Platform = Literal["thor", "spark"]
 FecMode = Literal["RS", "BaseR", "Off", "None", "Auto", "LLRS"]
@@ -164,9 +165,20 @@ def _interface_address(v: str) -> str:
     normal = _address(v, with_prefix=True)
     if "/" not in v:
         raise ValueError(f"{_show(v)} has no prefix length; write it as {v}/24")
-    ip = ipaddress.ip_interface(normal).ip
+    interface = ipaddress.ip_interface(normal)
+    ip, network = interface.ip, interface.network
     if ip.is_loopback or ip.is_unspecified or ip.is_multicast:
         raise ValueError(f"{_show(v)} is a loopback, unspecified or multicast address, not a cluster address")
+    # a /31 or /32 (/127, /128) holds no other node; a network's first address names the network
+    # itself and its last (IPv4) is its broadcast: no node can answer at either
+    if network.max_prefixlen - network.prefixlen < 2:
+        raise ValueError(f"{normal} is a network of {network.num_addresses} address"
+                         f"{'es' if network.num_addresses > 1 else ''}: no room for the other nodes; "
+                         f"give the cluster network's prefix, such as /24")
+    if ip == network.network_address:
+        raise ValueError(f"{normal} is the address of the network {network} itself, not a node's")
+    if ip.version == 4 and ip == network.broadcast_address:
+        raise ValueError(f"{normal} is the broadcast address of {network}, not a node's")
     return normal
 
 
@@ -513,20 +525,11 @@ class Inventory(Model):
         return self.node(engine.node)
 
     def engine_flag_host(self, engine: Engine) -> str:
-        """HOST of the agent's `--engine MODEL=HOST:PORT`: as written, else 127.0.0.1 on the
-        agent's own node (the chapter's rule), else the node's name."""
-        if engine.host:
-            return engine.host
-        return "127.0.0.1" if self.agent and engine.node == self.agent.node else engine.node
+        return _flag_host(engine, self.agent)
 
     def engine_listen(self, engine: Engine) -> str:
-        """The address the engine's server must listen on: a model on the agent's node that the
-        agent reaches at 127.0.0.1 listens there; every other one on its node's cluster address."""
-        if engine.listen:
-            return engine.listen
-        if self.engine_flag_host(engine) in LOOPBACK:
-            return "127.0.0.1"
-        return self.engine_node(engine).ip
+        # a node without a cluster address carries no engine that would listen on it (_cross_check)
+        return _listen(engine, self.agent, self.engine_node(engine))
 
     def engine_url(self, engine: Engine) -> str:
         """Where the engine answers, as seen from the agent's node."""
@@ -543,6 +546,25 @@ class Inventory(Model):
         if lane.cable:
             parts.append(f"cable {lane.cable}")
         return f"{node.name} {lane.name}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _flag_host(engine: Engine, agent: Agent | None) -> str:
+    """HOST of the agent's `--engine MODEL=HOST:PORT`: as written, else 127.0.0.1 on the
+    agent's own node (the chapter's rule), else the node's name."""
+    if engine.host:
+        return engine.host
+    return "127.0.0.1" if agent and engine.node == agent.node else engine.node
+
+
+def _listen(engine: Engine, agent: Agent | None, node: Node) -> str | None:
+    """The address the engine's server must listen on: a model on the agent's node that the
+    agent reaches at 127.0.0.1 listens there; every other one on its node's cluster address
+    (None when the node has none)."""
+    if engine.listen:
+        return engine.listen
+    if _flag_host(engine, agent) in LOOPBACK:
+        return "127.0.0.1"
+    return node.ip
 
 
 @dataclass(frozen=True)
@@ -643,7 +665,21 @@ def _cross_check(inv: _Parts):
 
     addresses: dict = {}
     ports: dict[int, str] = {}
+    network: tuple[int, ipaddress.IPv4Network | ipaddress.IPv6Network] | None = None   # the first node's
+    local: int | None = None
     for i, node in inv.nodes:
+        if node.address:
+            own = ipaddress.ip_interface(node.address).network
+            if network is None:
+                network = (i, own)
+            elif own != network[1]:
+                yield f"nodes[{i}].address", (f"{node.address} is not in the cluster network {network[1]} of "
+                                              f"nodes[{network[0]}]: the nodes share one network")
+        if node.local:
+            if local is None:
+                local = i
+            else:
+                yield f"nodes[{i}].local", f"nodes[{local}] is already the local node: the controller is one machine"
         for label, addr in [(f"nodes[{i}].address", node.address)] + [
             (f"nodes[{i}].cx7[{k}].address", c.address) for k, c in enumerate(node.cx7)
         ]:
@@ -670,8 +706,15 @@ def _cross_check(inv: _Parts):
             ports.setdefault(lane.switch_port, f"{node.name} {lane.name}")
         if node.bond:
             for k, member in enumerate(node.bond.lanes):
-                if member not in lane_names:
+                first = node.bond.lanes.index(member)
+                if first != k:
+                    yield f"nodes[{i}].bond.lanes[{k}]", f"{member} is already nodes[{i}].bond.lanes[{first}]"
+                elif member not in lane_names:
                     yield f"nodes[{i}].bond.lanes[{k}]", f"{node.name} has no lane named {member}"
+                elif (cabled := node.lane(member).joins_at_step) > node.bond.joins_at_step:
+                    yield f"nodes[{i}].bond.joins_at_step", (
+                        f"the bond is built at step {node.bond.joins_at_step}, before its lane {member} is cabled "
+                        f"(step {cabled})")
         if inv.platform == "thor":
             if node.address is None:
                 yield f"nodes[{i}].address", f"{node.name} needs its cluster address, e.g. 10.10.0.1{i + 1}/24"
@@ -686,6 +729,8 @@ def _cross_check(inv: _Parts):
     if inv.agent and inv.agent.node not in inv.node_names:
         yield "agent.node", f"no node named {inv.agent.node}"
     seen: dict[str, int] = {}
+    servers: dict[tuple[str, str, int], int] = {}
+    nodes = {node.name: node for _, node in inv.nodes}
     for k, engine in inv.engines:
         if engine.node not in inv.node_names:
             yield f"engines[{k}].node", f"no node named {engine.node}"
@@ -693,6 +738,18 @@ def _cross_check(inv: _Parts):
             if engine.model in seen:
                 yield f"engines[{k}].model", f"{engine.model} is already routed by engines[{seen[engine.model]}]"
             seen.setdefault(engine.model, k)
+        if engine.node not in nodes or (inv.has_agent and inv.agent is None):   # reported on its own
+            continue
+        listen = _listen(engine, inv.agent, nodes[engine.node])
+        if listen is None:
+            yield f"engines[{k}].node", (f"{engine.node} has no cluster address for the engine to listen on: give "
+                                         f"the node its address, or the engine a listen address")
+            continue
+        server = (engine.node, listen, engine.port)
+        if server in servers:
+            yield f"engines[{k}].port", (f"{engine.node} {listen}:{engine.port} is already engines[{servers[server]}]: "
+                                         f"one server cannot be two engines")
+        servers.setdefault(server, k)
     if not inv.has_agent and any(e.agent for _, e in inv.engines):
         yield "engines", "engines routed by an agent need an [agent] table"
     if inv.has_sparkrun and inv.platform == "thor":
@@ -825,8 +882,7 @@ def _with_calendar(inventory: Inventory, source: str) -> Inventory:
     path = Path(slices.calendar).expanduser()
     label = f"slices.calendar ({slices.calendar})"
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        data = read_regular_file(path, MAX_BYTES)
     except (OSError, ValueError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else "not a usable path"
         raise InventoryError(source, [f"{label}: cannot read it: {reason}"]) from None
@@ -873,8 +929,7 @@ def _decode(raw: bytes) -> str:
 def load_inventory(path: str | Path) -> Inventory:
     source = str(path)
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
+        raw = read_regular_file(path, MAX_BYTES)
     except (OSError, ValueError) as e:  # ValueError: a NUL in the path
         reason = e.strerror if isinstance(e, OSError) and e.strerror else "not a usable path"
         raise InventoryError(source, [f"cannot read the inventory: {reason}"]) from None

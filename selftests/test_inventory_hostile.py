@@ -380,6 +380,49 @@ def test_sameness_is_caught(text, expected):
     one_of(text, expected)
 
 
+ENGINE_ON_SPARK_2 = '\n[[engines]]\nmodel = "m"\nnode = "spark-2"\nport = 8000\nagent = false\n'
+
+
+@pytest.mark.parametrize("text, expected", [
+    (THOR5.replace('"10.10.0.14/24"', '"10.10.0.14/32"'), "nodes[3].address: 10.10.0.14/32 is a network of 1 address:"),
+    (THOR5.replace('"10.10.0.14/24"', '"10.10.0.14/31"'), "nodes[3].address: 10.10.0.14/31 is a network of 2 addresses"),
+    (THOR5.replace('"10.10.0.14/24"', '"fd00::14/128"'), "nodes[3].address: fd00::14/128 is a network of 1 address"),
+    (THOR5.replace('"10.10.0.14/24"', '"10.10.0.255/24"'),
+     "nodes[3].address: 10.10.0.255/24 is the broadcast address of 10.10.0.0/24"),
+    (THOR5.replace('"10.10.0.14/24"', '"10.10.0.0/24"'),
+     "nodes[3].address: 10.10.0.0/24 is the address of the network 10.10.0.0/24 itself"),
+    (SPARK2.replace('"192.168.101.11/24"', '"192.168.101.255/24"'),
+     "nodes[1].cx7[1].address: 192.168.101.255/24 is the broadcast address"),
+    (THOR5.replace('"10.10.0.14/24"', '"10.10.1.14/24"'),
+     "nodes[3].address: 10.10.1.14/24 is not in the cluster network 10.10.0.0/24 of nodes[0]"),
+    (THOR5.replace('"10.10.0.14/24"', '"10.10.0.14/16"'),
+     "nodes[3].address: 10.10.0.14/16 is not in the cluster network 10.10.0.0/24 of nodes[0]"),
+    (THOR5.replace('model = "gemma-3-12b"\nnode = "thor-3"', 'model = "gemma-3-12b"\nnode = "thor-2"'),
+     "engines[2].port: thor-2 10.10.0.12:8081 is already engines[1]: one server cannot be two engines"),
+    (SPARK2 + ENGINE_ON_SPARK_2, "engines[0].node: spark-2 has no cluster address for the engine to listen on"),
+    (THOR5.replace('"mgbe2_0", "mgbe3_0"] }', '"mgbe2_0", "mgbe0_0"] }', 1),
+     "nodes[0].bond.lanes[3]: mgbe0_0 is already nodes[0].bond.lanes[0]"),
+    (THOR5.replace('xmit_hash_policy = "layer3+4", lanes', 'xmit_hash_policy = "layer3+4", joins_at_step = 7, lanes', 1),
+     "nodes[0].bond.joins_at_step: the bond is built at step 7, before its lane mgbe1_0 is cabled (step 8)"),
+    (THOR5.replace("joins_at_step = 1\nbond", "joins_at_step = 1\nlocal = true\nbond"),
+     "nodes[1].local: nodes[0] is already the local node: the controller is one machine"),
+])
+def test_what_no_cluster_can_have_is_refused(text, expected):
+    one_of(text, expected)
+
+
+def test_what_a_cluster_can_have_still_loads():
+    one_local = THOR5.replace("joins_at_step = 1\nbond", "joins_at_step = 1\nlocal = true\nbond", 1)
+    assert [node.local for node in parse_inventory(one_local).nodes] == [True, False, False, False, False]
+    wider = parse_inventory(THOR5.replace("/24", "/16").replace('"10.10.0.14/16"', '"10.10.1.14/16"'))
+    assert wider.nodes[3].address == "10.10.1.14/16"
+    beside = parse_inventory(THOR5.replace('model = "gemma-3-12b"\nnode = "thor-3"\nport = 8081',
+                                           'model = "gemma-3-12b"\nnode = "thor-2"\nport = 8082'))
+    assert [beside.engine_url(e) for e in beside.engines][1:] == ["http://10.10.0.12:8081", "http://10.10.0.12:8082"]
+    spark = parse_inventory(SPARK2 + ENGINE_ON_SPARK_2.replace("port = 8000", 'port = 8000\nlisten = "192.168.100.11"'))
+    assert spark.engine_url(spark.engines[0]) == "http://192.168.100.11:8000"
+
+
 @pytest.mark.parametrize("key", [SECRET, "AbC123xyz987SECRETq1w2e3r4", "9f86d081884c7d659a2feaa0c55ad015", "my key",
                                  "x" * 65, "key\x1bwith-escape"])
 def test_a_key_where_a_variable_name_belongs_is_refused_and_never_shown(key, tmp_path):
@@ -465,7 +508,7 @@ def test_the_simulated_racks_inventories_and_the_recording_still_load(tmp_path):
 
 def cli(path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "rackproof.cli", "inventory", "check", str(path)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=60)
 
 
 BROKEN = {
@@ -486,6 +529,9 @@ def broken_paths(tmp_path: Path) -> dict[str, Path]:
         path.write_bytes(BROKEN[name])
     paths["missing"] = tmp_path / "missing.toml"
     paths["directory"] = tmp_path
+    paths["fifo"] = tmp_path / "fifo.toml"   # reading it would wait for a writer forever
+    os.mkfifo(paths["fifo"])
+    paths["device"] = Path("/dev/zero")      # never ends
     paths["not-a-directory"] = paths["deep"] / "x.toml"
     return paths
 
@@ -497,6 +543,17 @@ def test_cli_prints_one_line_per_problem_and_exits_2_never_a_traceback(tmp_path)
         assert "Traceback" not in proc.stderr and "\x1b" not in proc.stderr, (name, proc.stderr)
         lines = proc.stderr.splitlines()
         assert lines and all(line.startswith(f"{path}: ") for line in lines), (name, lines)
+
+
+@pytest.mark.parametrize("name, kind", [("fifo", "a FIFO"), ("device", "a character device"),
+                                        ("directory", "a directory")])
+def test_only_a_regular_file_is_read(tmp_path, name, kind):
+    path = broken_paths(tmp_path)[name]
+    assert cli(path).stderr == f"{path}: cannot read the inventory: {kind}, not a regular file\n"
+    calendar = THOR5.replace("[slices]\n", f"[slices]\ncalendar = {tomltext.value(str(path))}\n")
+    with pytest.raises(InventoryError) as err:
+        parse_inventory(calendar, "c.toml")
+    assert err.value.problems == [f"slices.calendar ({path}): cannot read it: {kind}, not a regular file"]
 
 
 def test_cli_refuses_an_unreadable_file(tmp_path):
@@ -513,7 +570,7 @@ def test_cli_refuses_an_unreadable_file(tmp_path):
 def test_pytest_given_a_broken_inventory_runs_no_test_and_exits_4(pytester, tmp_path):
     # the examples (the CLI test above has every file; each costs a child pytest here)
     paths = broken_paths(tmp_path)
-    for name in ("cluster-int", "platform-list", "latin1", "utf16", "deep", "escape", "missing", "directory"):
+    for name in ("cluster-int", "platform-list", "latin1", "utf16", "deep", "escape", "missing", "directory", "fifo"):
         path = paths[name]
         run = run_suite(pytester, f"--inventory={path}")
         assert run.exit_status == 4 and not run.outcomes, (name, run.output)
