@@ -4,11 +4,13 @@ and what changed between two, a first inventory discovered from the nodes, the s
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 
-from .inventory import InventoryError, load_inventory, printable
+from .inventory import MAX_CONNECT_SECONDS, InventoryError, load_inventory, printable
 from .sim.cli import add_parser as add_sim_parser
+from .userinput import finite_number
 
 
 def _loaded(path: str):
@@ -139,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     disc.add_argument("--ssh-config", metavar="FILE", help="an ssh_config file (written into [ssh])")
     disc.add_argument("--identity", metavar="FILE", help="the private key (written into [ssh])")
     disc.add_argument("--jump", metavar="TARGET", help="a jump host, as ssh -J takes it")
-    disc.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS")
+    disc.add_argument("--connect-timeout", type=functools.partial(finite_number, most=MAX_CONNECT_SECONDS), default=5.0,
+                      metavar="SECONDS", help=f"how long a node may take to answer (at most {MAX_CONNECT_SECONDS})")
     disc.add_argument("--expect", action="append", default=[], metavar="SETTING=VALUE",
                       help="an [expect] setting only you know (e.g. lane_rate_gbps=0.25 on a simulated rack)")
     key = disc.add_mutually_exclusive_group()

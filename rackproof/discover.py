@@ -43,6 +43,7 @@ from .probes.sockets import LISTENING, Listener, scope
 from .probes.system import HOSTNAME, LOGIN
 from .remote import EvidenceLog, NoAnswer, NodeUnreachable, Remote, SshTransport
 from .safetext import one_line
+from .userinput import read_regular_file
 
 THOR_LANE = re.compile(r"mgbe([0-9]+)_0")
 LANES_PER_THOR = 4                  # the chapter: four ports in a row per Thor on the switch
@@ -50,6 +51,7 @@ CHAPTER_SWITCH_PORTS = 24
 FIRST_PAIR_STEP, SHELF_STEP, LANES_STEP = 1, 7, 8   # thor-1/2 join at step 1, the rest at 7, lanes 2-4 at 8
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 WORKERS = 8
+TARGETS_BYTES = 1 << 20   # --ssh-file: a line per node; a bigger file is the wrong file
 GUESSED = "guessed"   # the word that marks a value chosen by rule in the written file
 
 
@@ -117,8 +119,11 @@ def targets(given: list[str]) -> list[str]:
 def read_targets_file(path: str) -> list[str]:
     """One ssh target a line; blank lines and # comments ignored."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        raw = read_regular_file(path, TARGETS_BYTES)
+        if len(raw) > TARGETS_BYTES:
+            raise ValueError(f"larger than {TARGETS_BYTES >> 20} MiB: not a list of nodes")
+        text = raw.decode("utf-8")
+    except (OSError, ValueError) as e:   # a UnicodeDecodeError is a ValueError
         raise DiscoverError([f"{one_line(path)}: cannot be read: {one_line(getattr(e, 'strerror', None) or str(e))}"]) \
             from None
     return [line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip()]

@@ -48,6 +48,7 @@ MAX_MBPS = 1_600_000    # 1.6 Tb/s: above any Ethernet port or lane sold today
 MAX_GBPS = MAX_MBPS / 1000
 MAX_HOLDERS = 1000      # slice holders: a class, a lab
 MAX_RESERVATIONS = 10_000
+MAX_CONNECT_SECONDS = 300
 
 
 class InventoryError(Exception):
@@ -407,7 +408,7 @@ class SshSettings(Model):
     config: FilePath | None = None          # an ssh_config file; default ~/.ssh/config
     identity: FilePath | None = None
     jump: SshTarget | None = None            # a jump host, as ssh -J takes it
-    connect_timeout: _positive(300) = 5.0
+    connect_timeout: _positive(MAX_CONNECT_SECONDS) = 5.0
     command_timeout: _positive(3600) = 60.0
     # the SSH mesh: how many peers each node tries at once (all nodes at the same time); each
     # node starts with the next one, so a peer sees about this many logins at once, under
@@ -766,8 +767,9 @@ def _cross_check(inv: _Parts):
 
 # --- problem lines ----------------------------------------------------------------------------
 
-_TOML_KINDS = {bool: "true/false", int: "an integer", float: "a number with a fraction", str: "a string",
-               list: "an array", dict: "a table"}
+# a value's kind in the file's words; a JSON file (a snapshot) says "an object" where TOML says "a table"
+_KINDS = {bool: "true/false", int: "an integer", float: "a number with a fraction", str: "a string",
+          list: "an array", dict: "a table", type(None): "null"}
 _EXPECTED = {"string_type": "a string", "int_type": "an integer", "float_type": "a number",
              "bool_type": "true or false", "list_type": "an array", "model_type": "a table", "dict_type": "a table"}
 
@@ -784,20 +786,22 @@ def _error_path(loc: tuple) -> str:
     return out
 
 
-def _message(e: dict) -> str:
+def _message(e: dict, table: str = "a table") -> str:
     """pydantic's message in the file's terms; a wrong value's type is named, its value never shown."""
     kind = e["type"]
     if kind in _EXPECTED:
         found = e["input"]
         if kind == "float_type" and type(found) is int:
             return "is too large a number"
-        return f"should be {_EXPECTED[kind]}, not {_TOML_KINDS.get(type(found), 'a date or time')}"
+        expected, given = _EXPECTED[kind], _KINDS.get(type(found), "a date or time")
+        return f"should be {expected}, not {given}".replace("a table", table)
     if kind == "finite_number":
         return "should be a finite number, not nan or inf"
     return e["msg"].removeprefix("Value error, ").removeprefix("Input ")
 
 
-def _problems(err: ValidationError) -> list[str]:
+def problem_lines(err: ValidationError, table: str = "a table") -> list[str]:
+    """A line per problem, `field.path: what is wrong`; `table`: what the file calls a table."""
     errors = err.errors()
     # a typo'd key is both an unknown field and a missing one: report it once, as the typo
     missing = {(e["loc"][:-1], e["loc"][-1]) for e in errors if e["type"] == "missing"}
@@ -819,7 +823,7 @@ def _problems(err: ValidationError) -> list[str]:
         elif e["type"] == "extra_forbidden":
             msg = f"unknown field; did you mean {typos[loc]!r}?" if loc in typos else "unknown field (a typo?)"
         else:
-            msg = _message(e)
+            msg = _message(e, table)
         lines.append(f"{_error_path(loc) or '(top level)'}: {msg}")
     return lines
 
@@ -865,7 +869,7 @@ def parse_inventory(text: str, source: str = "cluster.toml") -> Inventory:
     try:
         inventory = Inventory.model_validate(data)
     except ValidationError as e:
-        problems = _problems(e) + problems
+        problems = problem_lines(e) + problems
     if len(problems) > MAX_PROBLEMS:
         problems = problems[:MAX_PROBLEMS] + [f"... and {len(problems) - MAX_PROBLEMS} more problems"]
     if problems:

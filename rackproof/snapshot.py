@@ -21,8 +21,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from .host import Host, ProbeFailed, connect
-from .inventory import Inventory, Node
+from .inventory import Inventory, Node, problem_lines
 from .probes.bonding import BONDING
 from .probes.ethtool import ETHTOOL
 from .probes.files import CONFIG_FILES, HOSTS_FILE
@@ -35,9 +37,11 @@ from .probes.sysctl import SYSCTL
 from .probes.system import HOSTNAME
 from .remote import EvidenceLog, NoAnswer, NodeUnreachable
 from .safetext import one_line
+from .userinput import read_regular_file
 
 SNAPSHOT_VERSION = "1.0"
 PACKAGES = {"thor": ("nvidia-jetpack", "tensorrt")}   # the versions an engine build depends on
+MAX_BYTES = 64 << 20   # a node's facts are kilobytes; a shelf of 256 nodes stays far below
 
 
 class SnapshotError(Exception):
@@ -130,6 +134,65 @@ def _packages(platform: str, host: Host) -> dict:
     return {"GPU driver": banner.driver_version, "CUDA": banner.cuda_version or "N/A"}
 
 
+# The shape of a snapshot file, checked when it is read so that a diff never meets a value of
+# another type. Facts left out are allowed (an older snapshot, a fact not read); facts and keys
+# this version does not know are ignored (a later 1.x may add some).
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+class _Interface(_Shape):
+    state: str | None = None
+    mtu: int | None = None
+    master: str | None = None
+    addresses: list[str] = []
+
+
+class _Link(_Shape):
+    link: bool | None = None
+    speed_mbps: int | None = None
+
+
+class _File(_Shape):
+    mode: str
+    owner: str
+    group: str
+    sha256: str | None
+
+
+class _Bond(_Shape):
+    mode: str | None = None
+    xmit_hash_policy: str | None = None
+    miimon: int | None = None
+    lacp_rate: str | None = None
+    members: list[str] = []
+
+
+class _NodeFacts(_Shape):
+    unreachable: str | None = None
+    hostname: str | None = None
+    interfaces: dict[str, _Interface] = {}
+    links: dict[str, _Link] = {}
+    routes: list[str] = []
+    hosts: list[str] = []
+    files: dict[str, _File] = {}
+    bonds: dict[str, _Bond] = {}
+    sysctl: dict[str, str] = {}
+    listening: list[str] = []
+    packages: dict[str, str] = {}
+    authorized_keys: list[str] = []
+    set_at_run_time: list[str] = []
+    unread: dict[str, str] = {}
+
+
+class _Snapshot(_Shape):
+    snapshot_version: str
+    taken: str | None = None
+    cluster: str | None = None
+    nodes: dict[str, _NodeFacts]
+
+
 def write(snapshot: dict, path: str | Path) -> None:
     Path(path).write_text(json.dumps(snapshot, indent=1, sort_keys=True) + "\n")
 
@@ -138,16 +201,26 @@ def read(path: str | Path) -> dict:
     """A snapshot file, checked to be one: a SnapshotError names what is wrong."""
     shown = one_line(str(path))
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SnapshotError(f"{shown}: cannot be read: {one_line(e.strerror or str(e))}") from None
-    except (ValueError, RecursionError) as e:
+        raw = read_regular_file(path, MAX_BYTES)
+    except (OSError, ValueError) as e:   # ValueError: a NUL in the path
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else "not a usable path"
+        raise SnapshotError(f"{shown}: cannot be read: {one_line(reason)}") from None
+    if len(raw) > MAX_BYTES:
+        raise SnapshotError(f"{shown}: not a rackproof snapshot (larger than {MAX_BYTES >> 20} MiB)")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as e:   # a UnicodeDecodeError is a ValueError
         raise SnapshotError(f"{shown}: not a rackproof snapshot (not JSON: {one_line(str(e))})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), dict) or \
-            not all(isinstance(facts, dict) for facts in doc["nodes"].values()):
+    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), dict):
         raise SnapshotError(f"{shown}: not a rackproof snapshot (no nodes)")
     version = doc.get("snapshot_version")
     if not isinstance(version, str) or version.split(".")[0] != SNAPSHOT_VERSION.split(".")[0]:
         raise SnapshotError(f"{shown}: snapshot version {one_line(repr(version))}; this rackproof reads "
                             f"{SNAPSHOT_VERSION.split('.')[0]}.x")
+    try:
+        _Snapshot.model_validate(doc)
+    except ValidationError as e:
+        problems = problem_lines(e, table="an object")
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise SnapshotError(f"{shown}: not a rackproof snapshot: {one_line(problems[0])}{more}") from None
     return doc

@@ -31,10 +31,10 @@ def _refuse_unless_regular(mode: int) -> None:
         raise OSError(0, f"{kind}, not a regular file")
 
 
-def finite_number(text: str, *, zero: bool = False) -> float:
-    """A number option (an argparse type): finite and more than 0, or 0 itself when `zero`.
-    float() reads "nan", "inf" and "1e999" (as inf): a timeout or a tolerance of those never
-    runs out or never flags anything."""
+def finite_number(text: str, *, zero: bool = False, most: float = math.inf) -> float:
+    """A number option (an argparse type): finite, more than 0 (or 0 itself when `zero`) and
+    at most `most`. float() reads "nan", "inf" and "1e999" (as inf): a timeout or a tolerance
+    of those never runs out or never flags anything."""
     try:
         value = float(text)
     except ValueError:
@@ -43,4 +43,6 @@ def finite_number(text: str, *, zero: bool = False) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     if value < 0 or value == 0 and not zero:
         raise argparse.ArgumentTypeError(f"{text!r}: give a number {'of 0 or more' if zero else 'more than 0'}")
+    if value > most:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of at most {most:g}")
     return value

@@ -3,13 +3,16 @@ difference said once, moves and edits paired, a fact not read never taken for a 
 
 import copy
 import json
+import os
 import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from rackproof import snapshot
 from rackproof.changes import compare
+from rackproof.safetext import one_line
 from selftests.suite import REPLAYS, REPO
 
 NETPLAN = "/etc/netplan/40-cx7.yaml"
@@ -109,13 +112,111 @@ def test_a_value_from_a_node_cannot_forge_a_line():
 
 @pytest.mark.parametrize("text, says", [
     ("", "not JSON"), ("[]", "no nodes"), ('{"nodes": {}}', "snapshot version None"),
-    ('{"nodes": {}, "snapshot_version": "2.0"}', "reads 1.x"), ('{"nodes": {"a": 1}}', "no nodes"),
+    ('{"nodes": {}, "snapshot_version": "2.0"}', "reads 1.x"), ("\xff", "not JSON"),
+    ('{"nodes": {"a": 1}, "snapshot_version": "1.0"}', "nodes.a: should be an object, not an integer"),
 ])
 def test_a_file_that_is_not_a_snapshot(tmp_path, text, says):
     path = tmp_path / "before.json"
-    path.write_text(text)
+    path.write_text(text, encoding="latin-1")
     with pytest.raises(snapshot.SnapshotError, match=says):
         snapshot.read(path)
+
+
+def one_wrong(where: tuple, value) -> dict:
+    """The snapshot of NODE with the value at the key path `where` replaced."""
+    doc = copy.deepcopy(snap(**{"thor-2": NODE}))
+    put(doc, where, value)
+    return doc
+
+
+def put(doc, where: tuple, value) -> None:
+    *parents, last = where
+    for key in parents:
+        doc = doc[key]
+    doc[last] = value
+
+
+@pytest.mark.parametrize("where, value, says", [
+    (("sysctl",), 0, "nodes.thor-2.sysctl: should be an object, not an integer"),
+    (("routes",), {"a": "b"}, "nodes.thor-2.routes: should be an array, not an object"),
+    (("interfaces", "mgbe0_0", "mtu"), "1500",
+     "nodes.thor-2.interfaces.mgbe0_0.mtu: should be an integer, not a string"),
+    (("interfaces", "mgbe0_0", "addresses"), [1],
+     "nodes.thor-2.interfaces.mgbe0_0.addresses[0]: should be a string, not an integer"),
+    (("links", "mgbe0_0", "speed_mbps"), 2.5e4, "nodes.thor-2.links.mgbe0_0.speed_mbps: should be an integer"),
+    (("files", NETPLAN), {"mode": "600"}, f"nodes.thor-2.files['{NETPLAN}'].owner: required field is missing"),
+    (("hostname",), None, None),   # null where a name was: said as a change, not a crash
+    (("unread",), [], "nodes.thor-2.unread: should be an object, not an array"),
+    ((), "unreachable", "nodes.thor-2: should be an object, not a string"),
+])
+def test_a_value_of_another_type_is_named_by_its_path(tmp_path, where, value, says):
+    path = tmp_path / "after.json"
+    path.write_text(json.dumps(one_wrong(("nodes", "thor-2", *where), value)))
+    if says is None:
+        assert compare(snap(**{"thor-2": NODE}), snapshot.read(path))
+        return
+    with pytest.raises(snapshot.SnapshotError) as raised:
+        snapshot.read(path)
+    assert str(raised.value).startswith(f"{path}: not a rackproof snapshot: {says}"), raised.value
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                      max_size=3), max_leaves=6)
+
+
+def places(doc) -> list[tuple]:
+    """Every key path in a snapshot (list items by their index)."""
+    out, todo = [], [((), doc)]
+    while todo:
+        prefix, value = todo.pop()
+        for key, child in (value.items() if isinstance(value, dict) else enumerate(value)):
+            out.append((*prefix, key))
+            if isinstance(child, (dict, list)):
+                todo.append(((*prefix, key), child))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_any_value_anywhere_is_read_or_refused_and_compared_without_a_crash(tmp_path_factory, data):
+    doc = copy.deepcopy(snap(**{"thor-2": NODE}))
+    for _ in range(data.draw(st.integers(1, 3))):
+        put(doc, data.draw(st.sampled_from(places(doc))), data.draw(json_values))
+    path = tmp_path_factory.mktemp("snapshot") / "after.json"
+    path.write_text(json.dumps(doc))
+    try:
+        after = snapshot.read(path)
+    except snapshot.SnapshotError as e:
+        assert one_line(str(e)) == str(e) and str(e).startswith(f"{path}: "), e
+        return
+    for change in compare(snap(**{"thor-2": NODE}), after) + compare(after, snap(**{"thor-2": NODE})):
+        assert one_line(str(change)) == str(change)
+
+
+def rackproof(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rackproof.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_diff_of_a_snapshot_with_a_value_of_another_type_exits_2_in_one_line(tmp_path):
+    good, bad = tmp_path / "before.json", tmp_path / "after.json"
+    snapshot.write(snap(**{"thor-2": NODE}), good)
+    snapshot.write(one_wrong(("nodes", "thor-2", "sysctl"), 0), bad)
+    proc = rackproof("diff", str(good), str(bad))
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout + proc.stderr
+    assert proc.stderr == f"{bad}: not a rackproof snapshot: nodes.thor-2.sysctl: should be an object, not an integer\n"
+    changed_after = copy.deepcopy(NODE)
+    changed_after["sysctl"] = {"net.ipv4.ip_forward": "1"}
+    snapshot.write(snap(**{"thor-2": changed_after}), bad)
+    proc = rackproof("diff", str(good), str(bad))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "thor-2: sysctl net.ipv4.ip_forward: 0 -> 1\n", "")
+
+
+def test_diff_refuses_a_fifo_at_once(tmp_path):
+    fifo = tmp_path / "before.json"
+    os.mkfifo(fifo)
+    proc = rackproof("diff", str(fifo), str(fifo))
+    assert (proc.returncode, proc.stderr) == (2, f"{fifo}: cannot be read: a FIFO, not a regular file\n")
 
 
 def test_a_snapshot_written_reads_back(tmp_path):

@@ -5,6 +5,7 @@ it wrote."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import tomllib
 
 import pytest
@@ -155,6 +156,35 @@ def test_bad_arguments_get_one_line_and_exit_2_before_any_connection(args, messa
     assert main(["discover", "-o", str(tmp_path / "cluster.toml"), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and not (tmp_path / "cluster.toml").exists()
+
+
+@pytest.mark.parametrize("seconds, message", [
+    ("nan", "'nan' is not a finite number"), ("inf", "'inf' is not a finite number"),
+    ("1e999", "'1e999' is not a finite number"), ("-5", "'-5': give a number more than 0"),
+    ("0", "'0': give a number more than 0"), ("301", "'301': give a number of at most 300"),
+    ("five", "'five' is not a number"),
+])
+def test_a_connect_timeout_that_is_not_a_finite_positive_number_is_a_usage_error(seconds, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["discover", "-o", str(tmp_path / "cluster.toml"), f"--connect-timeout={seconds}"])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2
+    assert err.splitlines()[-1] == f"rackproof discover: error: argument --connect-timeout: {message}"
+
+
+@pytest.mark.parametrize("seconds", ["0.5", "5", "300"])
+def test_a_connect_timeout_in_range_is_taken(seconds, tmp_path, capsys):
+    # no --ssh: refused for that, after the options were read, before any connection
+    assert main(["discover", "-o", str(tmp_path / "cluster.toml"), f"--connect-timeout={seconds}"]) == 2
+    assert capsys.readouterr().err == "rackproof discover: no node given: name each with --ssh TARGET (or list them " \
+                                      "in --ssh-file)\n"
+
+
+def test_an_ssh_file_that_is_a_fifo_is_refused_at_once(tmp_path, capsys):
+    fifo = tmp_path / "targets"
+    os.mkfifo(fifo)
+    assert main(["discover", "-o", str(tmp_path / "cluster.toml"), "--ssh-file", str(fifo)]) == 2
+    assert capsys.readouterr().err == f"rackproof discover: {fifo}: cannot be read: a FIFO, not a regular file\n"
 
 
 def test_an_existing_inventory_is_never_overwritten_without_force(tmp_path, capsys):

@@ -1,8 +1,12 @@
 """--baseline: what changed since an earlier results.json: new failures, fixed checks, and
 figures that moved by more than the tolerance (a planted 30% drop of one pair's rate)."""
 
+import argparse
 import json
 
+import pytest
+
+from rackproof.plugin.report import _percent
 from rackproof.report.baseline import compare
 from selftests.report_suite import run_report
 from selftests.suite import REPLAYS
@@ -76,3 +80,20 @@ def test_a_baseline_that_is_not_a_results_file_stops_the_run_with_one_line(pytes
     run = run_report(pytester, "--replay", str(REPLAYS / "thor5-healthy"), "--baseline", str(bad))
     assert run.exit_status == 4, run.output
     assert f"--baseline: {bad}: not a rackproof results.json of schema 2.x (schema_version missing)" in run.output
+
+
+@pytest.mark.parametrize("given, tolerance", [("10", 0.10), ("10%", 0.10), (" 2.5% ", 0.025), ("0", 0.0)])
+def test_a_tolerance_is_a_finite_percentage_of_0_or_more(given, tolerance):
+    assert _percent(given) == pytest.approx(tolerance)
+
+
+@pytest.mark.parametrize("given", ["nan", "inf%", "1e999", "-5%", "ten"])
+def test_any_other_tolerance_is_refused(given):
+    with pytest.raises(argparse.ArgumentTypeError):
+        _percent(given)
+
+
+def test_a_tolerance_of_nan_stops_the_run_with_a_usage_error(pytester):
+    run = run_report(pytester, "--replay", str(REPLAYS / "thor5-healthy"), "--baseline-tolerance=nan")
+    assert run.exit_status == 4, run.output
+    assert "argument --baseline-tolerance: 'nan' is not a finite number" in run.output
