@@ -385,7 +385,8 @@ ENGINE_ON_SPARK_2 = '\n[[engines]]\nmodel = "m"\nnode = "spark-2"\nport = 8000\n
 
 @pytest.mark.parametrize("text, expected", [
     (THOR5.replace('"10.10.0.14/24"', '"10.10.0.14/32"'), "nodes[3].address: 10.10.0.14/32 is a network of 1 address:"),
-    (THOR5.replace('"10.10.0.14/24"', '"10.10.0.14/31"'), "nodes[3].address: 10.10.0.14/31 is a network of 2 addresses"),
+    (THOR5.replace('"10.10.0.14/24"', '"10.10.0.14/31"'),
+     "nodes[3].address: 10.10.0.14/31 is a network of 2 addresses"),
     (THOR5.replace('"10.10.0.14/24"', '"fd00::14/128"'), "nodes[3].address: fd00::14/128 is a network of 1 address"),
     (THOR5.replace('"10.10.0.14/24"', '"10.10.0.255/24"'),
      "nodes[3].address: 10.10.0.255/24 is the broadcast address of 10.10.0.0/24"),
@@ -402,7 +403,7 @@ ENGINE_ON_SPARK_2 = '\n[[engines]]\nmodel = "m"\nnode = "spark-2"\nport = 8000\n
     (SPARK2 + ENGINE_ON_SPARK_2, "engines[0].node: spark-2 has no cluster address for the engine to listen on"),
     (THOR5.replace('"mgbe2_0", "mgbe3_0"] }', '"mgbe2_0", "mgbe0_0"] }', 1),
      "nodes[0].bond.lanes[3]: mgbe0_0 is already nodes[0].bond.lanes[0]"),
-    (THOR5.replace('xmit_hash_policy = "layer3+4", lanes', 'xmit_hash_policy = "layer3+4", joins_at_step = 7, lanes', 1),
+    (THOR5.replace('"layer3+4", lanes', '"layer3+4", joins_at_step = 7, lanes', 1),
      "nodes[0].bond.joins_at_step: the bond is built at step 7, before its lane mgbe1_0 is cabled (step 8)"),
     (THOR5.replace("joins_at_step = 1\nbond", "joins_at_step = 1\nlocal = true\nbond"),
      "nodes[1].local: nodes[0] is already the local node: the controller is one machine"),
