@@ -6,10 +6,13 @@ thor-tigress-agent (it only sleeps) ran under python3 with --listen and two --en
 started by the shell whose command line names it too.
 """
 
+import shlex
+
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.agent import parse_agent_process
+from rackproof.probes.agent import _words, parse_agent_process
 from selftests.robustness import sample
 
 PS = """    1 /sbin/init
@@ -47,3 +50,29 @@ def test_a_malformed_engine_flag_is_a_parse_error():
         assert "MODEL=HOST:PORT" in e.reason
     else:
         raise AssertionError("no ParseError")
+
+
+def test_quoted_arguments_are_read_as_the_shell_wrote_them():
+    agent = parse_agent_process("""7 thor-tigress-agent --listen "10.10.0.11:8080" --engine 'qwen3-8b=thor-2:8081' """
+                                """--engine=llama\\-3.1-8b="thor-3":8081 --label "a \\"b\\" \\c" ''\n""")
+    assert agent.listen == "10.10.0.11:8080"
+    assert agent.engines == (("qwen3-8b", "thor-2:8081"), ("llama-3.1-8b", "thor-3:8081"))
+
+
+def test_an_unclosed_quote_is_split_at_whitespace():
+    agent = parse_agent_process("7 thor-tigress-agent --listen 10.10.0.11:8080 --engine qwen3-8b=thor-2:8081 'x\n")
+    assert (agent.listen, agent.engines) == ("10.10.0.11:8080", (("qwen3-8b", "thor-2:8081"),))
+
+
+def shlex_split(args: str) -> list[str]:
+    """What the parser split with before (quadratic in a long word): the reference."""
+    try:
+        return shlex.split(args)
+    except ValueError:
+        return args.split()
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="a=:-'\"\\ \t\r\n\x0b#$", max_size=24))
+def test_words_are_split_exactly_as_shlex_splits_them(args):
+    assert _words(args) == shlex_split(args)

@@ -7,7 +7,6 @@ for among the first two words of each process; arguments come as `--flag value` 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -34,10 +33,7 @@ def parse_agent_process(text: str, program: str = "thor-tigress-agent") -> Agent
         pid, _, args = line.strip().partition(" ")
         if not _PID.fullmatch(pid):
             continue
-        try:
-            words = shlex.split(args)
-        except ValueError:
-            words = args.split()
+        words = _words(args)
         if not any(PurePosixPath(w).name == program for w in words[:2]):
             continue
         options = _options(words)
@@ -50,6 +46,34 @@ def parse_agent_process(text: str, program: str = "thor-tigress-agent") -> Agent
         listen = options.get("--listen", [None])[-1]
         return AgentCommand(int(pid), args.strip(), listen, tuple(engines))
     return None
+
+
+# One POSIX shell word, as shlex.split (posix mode, no comments) reads it: unquoted characters,
+# 'single-quoted' text, "double-quoted" text where a backslash escapes only " and \, and a
+# backslash escaping any character. One character per repetition: no two ways to split a run.
+_WORD = re.compile(r"""(?:[^ \t\r\n'"\\]|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.S)
+_BLANKS = re.compile(r"[ \t\r\n]*")
+_DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([\\"])')
+_PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^'"\\]+)""", re.S)
+
+
+def _words(args: str) -> list[str]:
+    """shlex.split(args), in linear time (shlex builds each word a character at a time:
+    quadratic in a long word); a line it cannot split (an unclosed quote, a trailing
+    backslash) is split at whitespace instead."""
+    words, at = [], _BLANKS.match(args).end()
+    while at < len(args):
+        word = _WORD.match(args, at)
+        if word is None or word.end() < len(args) and args[word.end()] not in " \t\r\n":
+            return args.split()
+        words.append("".join(map(_unquoted, _PART.finditer(word[0]))))
+        at = _BLANKS.match(args, word.end()).end()
+    return words
+
+
+def _unquoted(part: re.Match) -> str:
+    text = part[part.lastindex]   # the one group of the alternative that matched
+    return _DOUBLE_QUOTED_ESCAPE.sub(r"\1", text) if part.lastindex == 2 else text
 
 
 def _options(words: list[str]) -> dict[str, list[str]]:
