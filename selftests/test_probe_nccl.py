@@ -105,6 +105,37 @@ def test_a_row_figure_that_is_not_finite_fails(figure, column):
         parse_nccl(text)
 
 
+TABLE_END = "# Avg bus bandwidth    : {} \n#\n"
+
+
+@pytest.mark.parametrize("average", ["1e300", "21.4033", "0"])
+def test_an_average_without_rows_is_no_result(average):
+    header = "".join(line for line in sample(SPARK_ALL_GATHER).splitlines(keepends=True)
+                     if not line.strip()[:1].isdigit() and "Avg bus bandwidth" not in line)
+    with pytest.raises(ParseError, match="no result row: nothing was measured"):
+        parse_nccl(header + TABLE_END.format(average))
+
+
+@pytest.mark.parametrize("average, says", [
+    ("1e300", "Avg bus bandwidth 1e300 GB/s is not a bus bandwidth (0 to 10000)"),
+    ("10001", "Avg bus bandwidth 10001 GB/s is not a bus bandwidth"),
+    ("-1", "Avg bus bandwidth -1 GB/s is not a bus bandwidth"),
+    ("190", "Avg bus bandwidth 190 GB/s is not an average of the rows' bus bandwidths (19.73 to 22.46 GB/s)"),
+    ("19.5", "Avg bus bandwidth 19.5 GB/s is not an average of the rows' bus bandwidths"),
+])
+def test_an_average_the_rows_cannot_give_fails(average, says):
+    text = sample(SPARK_ALL_GATHER).replace("# Avg bus bandwidth    : 21.4033 ", f"# Avg bus bandwidth    : {average} ")
+    with pytest.raises(ParseError) as raised:
+        parse_nccl(text)
+    assert raised.value.reason == says or raised.value.reason.startswith(says), raised.value.reason
+
+
+@pytest.mark.parametrize("average", ["19.6", "22.6", "21.4"])
+def test_an_average_within_the_rows_and_their_rounding_passes(average):
+    text = sample(SPARK_ALL_GATHER).replace("# Avg bus bandwidth    : 21.4033 ", f"# Avg bus bandwidth    : {average} ")
+    assert parse_nccl(text).avg_busbw_gbs == float(average)
+
+
 def test_out_of_bounds_values_fail():
     text = sample(SPARK_ALL_GATHER).replace("Out of bounds values : 0 OK", "Out of bounds values : 3 FAILED")
     result = parse_nccl(text)
@@ -146,16 +177,16 @@ rows = st.builds(
     oop_time_us=times, oop_algbw=bandwidths, oop_busbw=bandwidths, oop_wrong=wrongs,
     ip_time=times, ip_algbw=bandwidths, ip_busbw=bandwidths, ip_wrong=wrongs,
 )
-averages = st.builds(lambda digits, decimals: digits / 10**decimals,   # what "%g" prints back exactly
-                     st.integers(0, 999_999), st.integers(0, 5))
 
 
 @st.composite
 def nccl_results(draw):
     out_of_bounds = draw(st.none() | st.integers(0, 1000))
+    drawn = draw(st.lists(rows, min_size=1, max_size=4))
+    busbw = [figure for row in drawn for figure in (row.oop_busbw, row.ip_busbw)]
     return NcclResult(
-        rows=tuple(draw(st.lists(rows, max_size=4))),
-        avg_busbw_gbs=draw(averages),
+        rows=tuple(drawn),
+        avg_busbw_gbs=float("%g" % (sum(busbw) / len(busbw))),   # as nccl-tests prints it
         out_of_bounds=out_of_bounds,
         ok=out_of_bounds == 0,
         ranks=tuple(draw(st.lists(st.tuples(st.integers(0, 63), hosts), max_size=4))),

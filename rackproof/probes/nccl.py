@@ -44,6 +44,12 @@ _OUT_OF_BOUNDS = re.compile(r"#?\s*Out of bounds values\s*:\s*([0-9]{1,20})\s+(O
 _AVG_BUSBW = re.compile(rf"#?\s*Avg bus bandwidth\s*:\s*({_NUMBER_PATTERN})\s*(?:(OK|FAILED)\s*)?")
 # "host: Test CUDA failure common.cu:502 '...'", "Test NCCL failure", " .. host pid N: Test failure"
 _FAILURE = re.compile(r"\bTest (?:CUDA |NCCL )?failure\b|\bTest timeout\b")
+# GB/s: five times NVLink 5's 1.8 TB/s per GPU. A larger average is a broken run, not a fast one.
+MAX_BUSBW_GBS = 10_000.0
+# nccl-tests averages the bus bandwidth of every row, out-of-place and in-place, before the rows
+# are rounded for print (to 2 decimals, fewer as a figure grows): the printed average lies within
+# the printed rows' range but for that rounding. Several one-rank jobs print one average each.
+_ROUNDING = (0.01, 0.01)   # relative, absolute (GB/s)
 
 
 @dataclass(frozen=True)
@@ -110,10 +116,12 @@ def parse_nccl(text: str) -> NcclResult:
             avg = match                     # several one-rank jobs: the last one's
     if avg is None:
         raise ParseError(TOOL, "no '# Avg bus bandwidth' line: the test did not finish", text)
+    if not rows:
+        raise ParseError(TOOL, "an '# Avg bus bandwidth' line but no result row: nothing was measured", text)
     verdict = avg[2]
     return NcclResult(
         rows=tuple(rows),
-        avg_busbw_gbs=finite_float(TOOL, avg[1], "Avg bus bandwidth", text),
+        avg_busbw_gbs=_average(avg[1], rows, text),
         # separate one-rank jobs each print their own summary: add them up
         out_of_bounds=sum(int(m[1]) for m in out_of_bounds) if out_of_bounds else None,
         ok=bool(out_of_bounds) and all(m[2] == "OK" for m in out_of_bounds),
@@ -121,6 +129,21 @@ def parse_nccl(text: str) -> NcclResult:
         collective=collective,
         min_bw_passed=None if verdict is None else verdict == "OK",
     )
+
+
+def _average(printed: str, rows: list[NcclRow], text: str) -> float:
+    """The printed average bus bandwidth, checked to be one the rows can have given."""
+    average = finite_float(TOOL, printed, "Avg bus bandwidth", text)
+    if not 0 <= average <= MAX_BUSBW_GBS:
+        raise ParseError(TOOL, f"Avg bus bandwidth {printed} GB/s is not a bus bandwidth (0 to {MAX_BUSBW_GBS:g})",
+                         text)
+    busbw = [figure for row in rows for figure in (row.oop_busbw, row.ip_busbw)]
+    relative, absolute = _ROUNDING
+    low, high = min(busbw) * (1 - relative) - absolute, max(busbw) * (1 + relative) + absolute
+    if not low <= average <= high:
+        raise ParseError(TOOL, f"Avg bus bandwidth {printed} GB/s is not an average of the rows' bus bandwidths "
+                               f"({min(busbw):g} to {max(busbw):g} GB/s)", text)
+    return average
 
 
 def _time_columns(names: list[str], text: str) -> tuple[int, int]:
