@@ -32,6 +32,39 @@ def test_server_side_prints_mb_per_sec():
     assert result.gbits_average == pytest.approx(96.25 * 2**20 * 8 / 1e9)
 
 
+def with_table(header: str, row: str) -> str:
+    """The DGX Spark client's output with another table header and one result row."""
+    text = sample(DGX_SPARK_CLIENT)
+    head = text[:text.index(" #bytes")]
+    return head + header + "\n" + row + "\n"
+
+
+GBITS_ROW = " 65536      927807           {peak}               97.28                0.185554"
+
+
+@pytest.mark.parametrize("peak_unit, printed, average_unit, peak, unit, gbits", [
+    ("Gb/sec", "95.37", "Gb/sec", 95.37, "Gb/sec", 97.28),
+    # a peak of 11369.14 MiB/s is 95.37 Gb/s; the average stays in its own unit
+    ("MB/sec", "11369.14", "Gb/sec", 11369.14 * 2**20 * 8 / 1e9, "Gb/sec", 97.28),
+    ("Gb/sec", "95.37", "MB/sec", 95.37e9 / 8 / 2**20, "MB/sec", 97.28 * 2**20 * 8 / 1e9),
+    ("MiB/sec", "95.37", "MiB/sec", 95.37, "MiB/sec", 97.28 * 2**20 * 8 / 1e9),   # newer perftest's label
+])
+def test_each_bandwidth_column_is_read_in_its_own_unit(peak_unit, printed, average_unit, peak, unit, gbits):
+    header = f" #bytes     #iterations    BW peak[{peak_unit}]    BW average[{average_unit}]    MsgRate[Mpps]"
+    result = parse_ib_write_bw(with_table(header, GBITS_ROW.format(peak=printed)))
+    assert (result.bw_peak, result.bw_average, result.unit) == (pytest.approx(peak), 97.28, unit)
+    assert result.gbits_average == pytest.approx(gbits)
+
+
+@pytest.mark.parametrize("header", [
+    " #bytes     #iterations    BW peak[Gb/s]    BW average[Gb/sec]    MsgRate[Mpps]",
+    " #bytes     #iterations    BW peak[Gb/sec]    BW average[kB/sec]    MsgRate[Mpps]",
+])
+def test_a_unit_perftest_does_not_print_is_no_table(header):
+    with pytest.raises(ParseError, match="no result table header"):
+        parse_ib_write_bw(with_table(header, GBITS_ROW.format(peak="95.37")))
+
+
 def test_header_without_result_row_is_a_failure():
     # wrong GID index: header, table header, no row, exit status 0
     text = sample(DGX_SPARK_CLIENT)

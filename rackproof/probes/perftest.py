@@ -17,8 +17,11 @@ from rackproof.probe import Probe
 
 TOOL = "ib_write_bw"
 
+# Each bandwidth column names its own unit: Gb/sec with --report_gbits, else MB/sec (MiB/sec in
+# perftest releases that say what they mean: both are 2^20 bytes).
+_UNIT = r"(Gb/sec|MB/sec|MiB/sec)"
 _TABLE_HEADER = re.compile(
-    r"#bytes\s+#iterations\s+BW peak\[(Gb/sec|MB/sec)\]\s+BW average\[(?:Gb/sec|MB/sec)\]\s+MsgRate\[Mpps\]")
+    rf"#bytes\s+#iterations\s+BW peak\[{_UNIT}\]\s+BW average\[{_UNIT}\]\s+MsgRate\[Mpps\]")
 # printf("%.2f") of a figure; inf and nan are read so that a row holding one fails the parse
 # instead of being skipped for an earlier row.
 _FIGURE = r"-?(?:[0-9]+(?:\.[0-9]+)?|inf|nan)"
@@ -38,6 +41,7 @@ _QP_ADDRESSES = (" local address:  LID 0000 QPN 0x01a9 PSN 0x5e41f9 RKey 0x1a03e
                  " remote address: LID 0000 QPN 0x01a9 PSN 0x8ab8e7  RKey 0x1a0300 VAddr 0x00f285f5f1d000")
 
 BYTES_PER_MB = 2 ** 20
+BITS_PER_SECOND = {"Gb/sec": 1e9, "MB/sec": BYTES_PER_MB * 8, "MiB/sec": BYTES_PER_MB * 8}
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class PerftestResult:
     iterations: int
     bw_peak: float              # 0.0 when the peak was not measured (--run_infinitely, -D)
     bw_average: float
-    unit: str                   # "Gb/sec" (--report_gbits) or "MB/sec"
+    unit: str                   # of both figures: the average's, "Gb/sec" (--report_gbits), "MB/sec" or "MiB/sec"
     msg_rate: float             # Mpps
     device: str | None = None   # RDMA device the run used: "roceP2p1s0f0"
     link_type: str | None = None  # "Ethernet" (RoCE) or "IB"
@@ -54,9 +58,7 @@ class PerftestResult:
     @property
     def gbits_average(self) -> float:
         """Average bandwidth in Gbit/s (10^9 bits) whichever unit perftest printed."""
-        if self.unit == "Gb/sec":
-            return self.bw_average
-        return self.bw_average * BYTES_PER_MB * 8 / 1e9
+        return _converted(self.bw_average, self.unit, "Gb/sec")
 
 
 def parse_ib_write_bw(text: str) -> PerftestResult:
@@ -73,16 +75,21 @@ def parse_ib_write_bw(text: str) -> PerftestResult:
     last = rows[-1]
     preamble = "\n".join(lines[:header_at])
     device, link_type = _DEVICE.search(preamble), _LINK_TYPE.search(preamble)
+    peak_unit, unit = _TABLE_HEADER.search(lines[header_at]).groups()
     return PerftestResult(
         bytes=int(last[1]),
         iterations=int(last[2]),
-        bw_peak=finite_float(TOOL, last[3], "BW peak", text),
+        bw_peak=_converted(finite_float(TOOL, last[3], "BW peak", text), peak_unit, unit),
         bw_average=finite_float(TOOL, last[4], "BW average", text),
-        unit=_TABLE_HEADER.search(lines[header_at])[1],
+        unit=unit,
         msg_rate=finite_float(TOOL, last[5], "MsgRate", text),
         device=device[1] if device else None,
         link_type=link_type[1] if link_type else None,
     )
+
+
+def _converted(value: float, unit: str, wanted: str) -> float:
+    return value if unit == wanted else value * BITS_PER_SECOND[unit] / BITS_PER_SECOND[wanted]
 
 
 def render_ib_write_bw(result: PerftestResult, *, run_infinitely: bool = False,
