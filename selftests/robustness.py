@@ -163,11 +163,11 @@ def damaged_json(draw, names: list[str]) -> str:
 ADVERSARIAL_SIZE = 50_000
 # Long runs of one thing, alone and after the start of a line that a probe's patterns look for:
 # a regex backtracks where its literal start has matched and the run leaves it ambiguous.
-_RUNS = {"spaces": " ", "tabs": "\t", "newlines": "\n", "CRs": "\r", "CRLFs": "\r\n", "digits": "1",
-         "letters": "a", "key-colons": "a:", "dots": ".", "digits-and-spaces": "1 ", "unit-brackets": " [",
-         "open-brackets": "[", "percents": "%", "quotes": "'", "mixed": " \t1a:.\n", "hosts": "a1:1:"}
-_ENDED_RUNS = {"digits": "1", "spaces": " ", "digits-and-spaces": "1 "}   # then a character that fails
-_LINE_STARTS = {
+RUNS = {"spaces": " ", "tabs": "\t", "newlines": "\n", "CRs": "\r", "CRLFs": "\r\n", "digits": "1",
+        "letters": "a", "key-colons": "a:", "dots": ".", "digits-and-spaces": "1 ", "unit-brackets": " [",
+        "open-brackets": "[", "percents": "%", "quotes": "'", "mixed": " \t1a:.\n", "hosts": "a1:1:"}
+ENDED_RUNS = {"digits": "1", "spaces": " ", "digits-and-spaces": "1 "}   # then a character that fails
+LINE_STARTS = {
     "ping-summary": "3 packets transmitted, 3 received,",
     "ping-rtt": "--- x ping statistics ---\n3 packets transmitted, 3 received, 0% packet loss\n"
                 "rtt min/avg/max/mdev = ",
@@ -192,6 +192,7 @@ _LINE_STARTS = {
     "ibdev2netdev": "rocep1s0f1 port ",
     "sse-data": "data: ",
     "agent": "1 thor-tigress-agent --engine ",
+    "agent-quote": '1 thor-tigress-agent --engine "',   # unclosed: shlex.split took 3 s at 512 KiB
     "getent": "10.0.0.1 ",
     "json": '{"start": ',
 }
@@ -201,11 +202,11 @@ def adversarial_inputs() -> dict[str, str]:
     """name -> text of about ADVERSARIAL_SIZE characters."""
     def run(unit: str) -> str:
         return unit * (ADVERSARIAL_SIZE // len(unit))
-    inputs = {name: run(unit) for name, unit in _RUNS.items()}
-    for start_name, start in _LINE_STARTS.items():
-        for run_name, unit in _ENDED_RUNS.items():
+    inputs = {name: run(unit) for name, unit in RUNS.items()}
+    for start_name, start in LINE_STARTS.items():
+        for run_name, unit in ENDED_RUNS.items():
             inputs[f"{start_name}+{run_name}"] = start + run(unit) + "x"
-    inputs["repeated-line-starts"] = run("\n".join(_LINE_STARTS.values()) + "\n")
+    inputs["repeated-line-starts"] = run("\n".join(LINE_STARTS.values()) + "\n")
     return inputs
 
 

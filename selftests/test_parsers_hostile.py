@@ -5,8 +5,12 @@
   and given to every parser, then each parser's own samples damaged, then its JSON samples
   damaged as documents. INPUTS_PER_PARSER hypothesis inputs a parser a run, at least 1,000;
 - about 50 kB of text built to make a backtracking regex or a quadratic loop hang the suite: a
-  linear parser reads each in milliseconds (timings are measured by hand, never asserted);
-- JSON nested up to the interpreter's recursion limit.
+  linear parser reads each in milliseconds;
+- JSON nested up to the interpreter's recursion limit;
+- inputs of one shape at 64 KiB and at 1 MiB (a line start, a run of one unit, an end; units
+  and starts from the adversarial ones and from the parser's own samples): the time a parser
+  takes per character must not grow with the size (a complexity check, so its one timed ratio
+  is generous and measured as the best of three).
 
 Each gives a value of its type with every figure finite, or the parser's ParseError.
 """
@@ -14,17 +18,22 @@ Each gives a value of its type with every figure finite, or the parser's ParseEr
 import importlib
 import inspect
 import datetime
+import gc
 import ipaddress
 import pkgutil
 import re
 import sys
+import time
 from dataclasses import dataclass
+from functools import cache
 from typing import Callable
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import rackproof.probes
+from rackproof.probe import catalog
+from rackproof.probes import ParseError
 from rackproof.probes.accounts import Account, parse_passwd, parse_processes
 from rackproof.probes.agent import AgentCommand, parse_agent_process
 from rackproof.probes.bonding import BondInfo, parse_bonding
@@ -45,7 +54,7 @@ from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, 
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
-from rackproof.probes.sockets import parse_ss_listen, scope
+from rackproof.probes.sockets import parse_ss_listen, parse_ss_ports, scope
 from rackproof.probes.sparkrun import ClusterDefinition, SetupCheck, parse_cluster_show, parse_setup_check, parse_version
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.slurm import MungeDecode, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge
@@ -57,7 +66,8 @@ from rackproof.probes.sysctl import parse_sysctl
 from rackproof.probes.systemd import parse_systemctl_show
 from rackproof.probes.system import parse_answer, parse_clock
 from selftests.robustness import (
-    adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples, value_or_parse_error)
+    ENDED_RUNS, LINE_STARTS, RUNS, adversarial_inputs, damaged_json, damaged_samples, nested_json, sample, samples,
+    value_or_parse_error)
 
 # Hypothesis examples: the first two feed each example to every parser.
 TEXT_EXAMPLES = 600
@@ -139,6 +149,8 @@ PARSERS = [
     Parser(parse_ss_listen, tuple, samples("ss_*"),
            check=lambda listeners: all(scope(listener.local_address) in ("any", "loopback", "specific")
                                        for listener in listeners)),
+    Parser(parse_ss_ports, frozenset, samples("ss_*"),
+           check=lambda ports: all(isinstance(port, int) and 0 <= port <= 65535 for port in ports)),
     Parser(parse_sse_chunks, list, samples("vllm_stream_*"), call=lambda text: list(parse_sse_chunks(text.splitlines()))),
     Parser(collect_chat_stream, ChatStream, samples("vllm_stream_*"),
            call=lambda text: collect_chat_stream(text.splitlines()), json="data: {}"),
@@ -176,6 +188,13 @@ def test_every_parser_of_the_probes_is_here():
         functions = inspect.getmembers(importlib.import_module(f"rackproof.probes.{module.name}"), inspect.isfunction)
         found |= {function for name, function in functions if name.startswith(("parse_", "collect_", "classify_"))}
     assert found == {parser.function for parser in PARSERS}
+
+
+def test_every_probe_of_the_catalog_has_its_parser_here():
+    parsers = {probe.parser for probe in catalog() if probe.parser is not None}
+    of_the_probes = {parser for parser in parsers if parser.__module__.startswith("rackproof.probes.")}
+    assert of_the_probes and of_the_probes <= {parser.function for parser in PARSERS}
+    assert parsers - of_the_probes == {str}   # "at once": the text as it is
 
 
 def test_each_parser_gets_at_least_a_thousand_inputs_a_run():
@@ -235,3 +254,69 @@ def test_json_nested_up_to_the_recursion_limit(parser):
     for depth in range(deepest - 100, deepest + 10):
         for document in nested_json(depth):
             _holds(parser, parser.json.format(document), parser.fixed_args)
+
+
+# --- linear time ------------------------------------------------------------------------------
+
+SMALL, LARGE = 64 << 10, 1 << 20    # characters
+LINEAR_EXAMPLES = 8                 # shapes per parser a run
+PER_CHARACTER_RATIO = 6             # linear: 1, up to 2.5 where 1 MiB outgrows the CPU caches; quadratic: 16
+QUICK = 0.005                       # seconds: a parse of 1 MiB this fast cannot hang a run, whatever its shape
+
+
+@dataclass(frozen=True)
+class Shape:
+    start: str
+    unit: str
+    end: str
+
+    def text(self, size: int) -> str:
+        return self.start + self.unit * max(1, (size - len(self.start)) // len(self.unit)) + self.end
+
+
+@cache
+def sample_parts(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(the first half of each sample, in whole lines; each line of each sample with its newline)."""
+    texts = [sample(name) for name in names]
+    return ([text[:text.find("\n", len(text) // 2) + 1] for text in texts],
+            sorted({line for text in texts for line in text.splitlines(keepends=True)}))
+
+
+@st.composite
+def shapes(draw, parser: Parser) -> Shape:
+    heads, lines = sample_parts(tuple(parser.samples))
+    start = draw(st.just("") | st.sampled_from(sorted(LINE_STARTS.values())) | st.sampled_from(heads))
+    unit = draw(st.sampled_from(sorted(RUNS.values())) | st.sampled_from(sorted(ENDED_RUNS.values()))
+                | st.sampled_from(lines) | st.text(min_size=1, max_size=8))
+    return Shape(start, unit, draw(st.sampled_from(["", "x", "\n", "\n\n"])))
+
+
+def parse_time(parser: Parser, text: str, runs: int) -> float:
+    """The best process time of `runs` parses. No collection runs meanwhile: when one comes
+    depends on the whole heap, not on the parser."""
+    best = float("inf")
+    for _ in range(runs):
+        gc.disable()
+        try:
+            started = time.process_time()
+            try:
+                parser(text, *parser.fixed_args)
+            except ParseError:
+                pass
+            best = min(best, time.process_time() - started)
+        finally:
+            gc.enable()
+    return best
+
+
+@pytest.mark.parametrize("parser", PARSERS, ids=PARSER_IDS)
+@settings(max_examples=LINEAR_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_time_grows_linearly_with_the_input(parser, data):
+    shape = data.draw(shapes(parser), label="shape")
+    small, large = shape.text(SMALL), shape.text(LARGE)
+    if parse_time(parser, large, 1) < QUICK:
+        return
+    per_character = [parse_time(parser, text, 3) / len(text) for text in (small, large)]
+    ratio = per_character[1] / max(per_character[0], 1e-12)
+    assert ratio < PER_CHARACTER_RATIO, f"{parser.name}: {ratio:.1f} times the time per character at 1 MiB"
