@@ -712,10 +712,11 @@ def _cross_check(inv: _Parts):
                     yield f"nodes[{i}].bond.lanes[{k}]", f"{member} is already nodes[{i}].bond.lanes[{first}]"
                 elif member not in lane_names:
                     yield f"nodes[{i}].bond.lanes[{k}]", f"{node.name} has no lane named {member}"
-                elif (cabled := node.lane(member).joins_at_step) > node.bond.joins_at_step:
-                    yield f"nodes[{i}].bond.joins_at_step", (
-                        f"the bond is built at step {node.bond.joins_at_step}, before its lane {member} is cabled "
-                        f"(step {cabled})")
+            late = [f"{member} (step {node.lane(member).joins_at_step})" for member in dict.fromkeys(node.bond.lanes)
+                    if member in lane_names and node.lane(member).joins_at_step > node.bond.joins_at_step]
+            if late:
+                yield f"nodes[{i}].bond.joins_at_step", (f"the bond is built at step {node.bond.joins_at_step}, "
+                                                         f"before its lanes are cabled: {', '.join(late)}")
         if inv.platform == "thor":
             if node.address is None:
                 yield f"nodes[{i}].address", f"{node.name} needs its cluster address, e.g. 10.10.0.1{i + 1}/24"

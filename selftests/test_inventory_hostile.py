@@ -404,7 +404,8 @@ ENGINE_ON_SPARK_2 = '\n[[engines]]\nmodel = "m"\nnode = "spark-2"\nport = 8000\n
     (THOR5.replace('"mgbe2_0", "mgbe3_0"] }', '"mgbe2_0", "mgbe0_0"] }', 1),
      "nodes[0].bond.lanes[3]: mgbe0_0 is already nodes[0].bond.lanes[0]"),
     (THOR5.replace('"layer3+4", lanes', '"layer3+4", joins_at_step = 7, lanes', 1),
-     "nodes[0].bond.joins_at_step: the bond is built at step 7, before its lane mgbe1_0 is cabled (step 8)"),
+     "nodes[0].bond.joins_at_step: the bond is built at step 7, before its lanes are cabled: mgbe1_0 (step 8), "
+     "mgbe2_0 (step 8), mgbe3_0 (step 8)"),
     (THOR5.replace("joins_at_step = 1\nbond", "joins_at_step = 1\nlocal = true\nbond"),
      "nodes[1].local: nodes[0] is already the local node: the controller is one machine"),
 ])
