@@ -4,9 +4,11 @@ recordings; waivers; a node that cannot be reached keeps its rows."""
 
 import hashlib
 import json
+import os
 import re
 
 import jsonschema
+import pytest
 
 from rackproof.report import document
 from rackproof.report.measurements import groups
@@ -186,3 +188,10 @@ def test_measurements_facts_and_outcomes_reach_the_report(pytester):
         {"check": "test_passwordless_ssh_over_cx7", "count": 1, "reasons": ["applies to spark clusters only"]},
         {"check": "test_synthetic_pull_a_bond_lane", "count": 5,
          "reasons": ["disturbs the cluster; run with --allow-disruptive"]}]
+
+
+def test_a_baseline_that_is_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    with pytest.raises(document.ResultsError, match="cannot read it: a FIFO, not a regular file"):
+        document.load(fifo)

@@ -2,6 +2,7 @@
 capability, waivers (matching, expiry, what each did), and what a test touched."""
 
 import datetime as dt
+import os
 
 import pytest
 
@@ -155,6 +156,15 @@ def test_waiver_file_problems_are_one_line_each(tmp_path):
     lines = str(e.value).splitlines()
     assert all(line.startswith(f"{bad}: waiver[0].") for line in lines), lines
     assert {line.split(": ")[1] for line in lines} == {"waiver[0].approved_by", "waiver[0].expires", "waiver[0].owner"}
+
+
+
+def test_a_waiver_file_that_is_a_fifo_or_a_folder_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "waivers.toml"
+    os.mkfifo(fifo)                   # nobody writes to it: reading it would wait forever
+    for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory")):
+        with pytest.raises(waivers.WaiverError, match=f"^{path}: cannot read it: {kind}, not a regular file$"):
+            waivers.load_waivers(path)
 
 
 # --- what a test touched ------------------------------------------------------------------

@@ -19,6 +19,7 @@ import rackproof
 from rackproof import kinds
 from rackproof.failure import Failure
 from rackproof.inventory import ClusterAtStep
+from rackproof.userinput import read_regular_file
 
 from . import baseline as baseline_diff
 from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
@@ -191,13 +192,19 @@ def problems(doc: dict, newer_fields_ok: bool = False) -> list[str]:
             for e in sorted(errors, key=lambda e: list(map(str, e.absolute_path)))]
 
 
+MAX_RESULTS_BYTES = 256 << 20   # a 32-node run's results with all its evidence is a few tens of MiB
+
+
 def load(path: str | Path) -> dict:
     """An earlier results.json, checked: same major schema version, valid."""
     try:
-        doc = json.loads(Path(path).read_text())
+        raw = read_regular_file(path, MAX_RESULTS_BYTES)
+        if len(raw) > MAX_RESULTS_BYTES:
+            raise ResultsError(f"{path}: larger than {MAX_RESULTS_BYTES >> 20} MiB: not a results.json of one run")
+        doc = json.loads(raw)
     except OSError as e:
         raise ResultsError(f"{path}: cannot read it: {e.strerror}") from None
-    except json.JSONDecodeError as e:
+    except ValueError as e:   # not JSON, or not UTF-8
         raise ResultsError(f"{path}: not JSON ({e})") from None
     version = str(doc.get("schema_version", "")) if isinstance(doc, dict) else ""
     if version.partition(".")[0] != SCHEMA_VERSION.partition(".")[0]:

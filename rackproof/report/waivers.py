@@ -19,6 +19,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rackproof.userinput import read_regular_file
+
+MAX_BYTES = 1 << 20     # a waiver file is a few kilobytes; a bigger file is the wrong file
+
 
 class WaiverError(Exception):
     """A waiver file that cannot be used; the message has one line per problem."""
@@ -62,10 +66,15 @@ def _path(loc: tuple) -> str:
 def load_waivers(path: str | Path) -> list[Waiver]:
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        raw = read_regular_file(path, MAX_BYTES)
+        if len(raw) > MAX_BYTES:
+            raise WaiverError(f"{path}: larger than {MAX_BYTES >> 20} MiB; a waiver file is a few kilobytes")
+        data = tomllib.loads(raw.decode())
         return _File.model_validate(data).waiver
     except OSError as e:
         problems = [f"cannot read it: {e.strerror}"]
+    except UnicodeDecodeError:
+        problems = ["not UTF-8 text"]
     except tomllib.TOMLDecodeError as e:
         problems = [f"not valid TOML: {e}"]
     except ValidationError as e:
