@@ -9,7 +9,11 @@ node) and captured as they printed:
   `sinfo -h -N -o '%N|%T|%E'`;
 - slurm_partition_sim_22.05.8_maxtime_8h.txt: `scontrol show partition -o thor`;
 - slurm_srun_sim_22.05.8_*_stderr.txt: what srun printed for a drained node and a dead slurmd;
-- unmunge_sim_0.5.15_success_over_ssh.txt: `munge -n | ssh thor-2 unmunge` run on thor-1.
+- unmunge_sim_0.5.15_success_over_ssh.txt: `munge -n | ssh thor-2 unmunge` run on thor-1;
+- unmunge_sim_0.5.15_invalid_credential_other_key_over_ssh.txt: `munge -n | ssh thor-1 unmunge
+  2>&1` run on thor-3 after `rackproof sim fault thor-3 munge-key-differs` (thor-3's munged
+  restarted with another key; unmunge exited 14). Two munged with their own keys on one machine
+  printed the same line for a credential of one decoded by the other.
 """
 
 from pathlib import Path
@@ -65,7 +69,20 @@ def test_munge_decoded_on_another_node():
 
 
 def test_an_expired_credential_is_not_ok():
-    assert not parse_unmunge("STATUS:          Expired credential (15)\n").ok
+    decoded = parse_unmunge("STATUS:          Expired credential (15)\n")
+    assert not decoded.ok and decoded.error == "Expired credential"
+
+
+def test_a_credential_made_with_another_key_is_unmunges_error_alone():
+    decoded = parse_unmunge(read("unmunge_sim_0.5.15_invalid_credential_other_key_over_ssh.txt"))
+    assert (decoded.ok, decoded.status, decoded.error, decoded.encode_host) == \
+        (False, "Invalid credential", "Invalid credential", None)
+
+
+def test_an_ssh_warning_before_unmunges_error_is_passed_over():
+    text = "Warning: Permanently added 'thor-1' (ED25519) to the list of known hosts.\r\n" \
+           "unmunge: Error: Invalid credential\n"
+    assert parse_unmunge(text).error == "Invalid credential"
 
 
 def test_the_commands():

@@ -2,7 +2,8 @@
 on every node), slice holders with real logins, homes and sudoers, and the closed cluster
 network. Healthy, every step-9 check passes and each node answers a real srun; each planted
 fault fails exactly its check, naming the node and the person, unit or port, and takes its
-capability away in the verdict; `--step 8` runs none of them; a Ctrl-C while Slurm starts
+capability away in the verdict; a munge key that differs on one node is named by each check it
+fails, never slurmctld or slurmd; `--step 8` runs none of them; a Ctrl-C while Slurm starts
 leaves nothing behind.
 
 The faults are planted together, each on its own node or on a part no other touches, so one
@@ -92,6 +93,32 @@ def test_each_fault_fails_exactly_its_check_and_takes_its_capability_away(pytest
     limited = {c["name"]: len(c["why"]) for c in verdict["capabilities"] if c["status"] == "limited"}
     assert limited == TAKEN_AWAY
     assert verdict["decision"] == "INCOMPLETE" and "narrowed by test paths" in verdict["summary"]
+
+
+MUNGE_CHECKS = {"test_munge_credentials_decode_on_the_controller[thor-3]", "test_node_reaches_the_controller[thor-3]",
+                "test_node_takes_jobs[thor-3]"}
+
+
+def test_a_munge_key_that_differs_is_named_by_each_check_it_fails_not_slurmctld_or_slurmd(pytester, thor5):
+    """thor-3's credentials do not decode on the controller, nor the controller's on thor-3: its
+    munge check, `scontrol ping` and a job on it fail, each naming the key read from unmunge's
+    error; the same checks pass on every other node."""
+    thor5.fault("thor-3", "munge-key-differs")
+    try:
+        run = run_suite(pytester, f"--inventory={thor5.inventory}", "--step", "9", "tests_serving/test_slurm.py",
+                        netns=thor5.rack.topo.bench)
+    finally:
+        thor5.heal("thor-3", "munge-key-differs")
+    assert {short(t) for t in run.failed} == MUNGE_CHECKS, run.output
+    assert len(run.with_outcome("passed")) == len(run.outcomes) - len(MUNGE_CHECKS) > 10, run.output
+    messages = {short(t): m for t, m in run.messages.items()}
+    assert "decoded on thor-1: expected Success (0), found Invalid credential." in \
+        messages["test_munge_credentials_decode_on_the_controller[thor-3]"]
+    assert "expected the controller UP, found primary thor-1 DOWN" in messages["test_node_reaches_the_controller[thor-3]"]
+    for check, message in messages.items():
+        assert "Cause: thor-3's munge key differs from the controller's (unmunge: Invalid credential): copy thor-1's " \
+               "/etc/munge/munge.key to thor-3" in message, (check, message)
+        assert "slurmctld not running" not in message and "port 6818" not in message, (check, message)
 
 
 def test_step_8_runs_none_of_them_and_says_so(pytester, thor5):

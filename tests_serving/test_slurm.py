@@ -4,11 +4,12 @@ key and a clock with the others, and the partition ends a job that gives no --ti
 
 import pytest
 
+from rackproof import slurm
 from rackproof.capabilities import SCHEDULED_JOBS
 from rackproof.failure import Failure
 from rackproof.probes.chrony import TRACKING
-from rackproof.probes.slurm import MUNGE_HERE, MUNGE_TO, MUNGE_TTL_S, PARTITION, SCONTROL_PING, SINFO_NODES, \
-    SRUN_HOSTNAME, TAKES_JOBS, slurm_time_hours
+from rackproof.probes.slurm import MUNGE_TTL_S, PARTITION, SCONTROL_PING, SINFO_NODES, SRUN_HOSTNAME, TAKES_JOBS, \
+    slurm_time_hours
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capability(SCHEDULED_JOBS)]
 
@@ -16,9 +17,12 @@ pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capab
 def test_node_reaches_the_controller(node, inventory):
     controllers = node.read(SCONTROL_PING)
     if not any(c.up for c in controllers):
+        refused = slurm.refused_by_munge(node, inventory.slurm.controller, inventory.ssh.connect_timeout)
         raise Failure(node.name, "scontrol ping", "the controller UP",
                       "; ".join(f"{c.role} {c.host} {'UP' if c.up else 'DOWN'}" for c in controllers),
-                      f"slurmctld not running on {inventory.slurm.controller}, or its port 6817 closed to {node.name}")
+                      f"{refused}; slurmctld refuses every request of {node.name}" if refused else
+                      f"slurmctld not running on {inventory.slurm.controller}, or its port 6817 closed to {node.name}",
+                      seen=refused is not None)
 
 
 def test_node_takes_jobs(node, hosts, inventory):
@@ -29,15 +33,21 @@ def test_node_takes_jobs(node, hosts, inventory):
                       cause=f"add NodeName={node.name} to slurm.conf on every node and restart slurmctld")
     if not state.responding or state.base not in TAKES_JOBS:
         reason = f", reason: {state.reason}" if state.reason else ""
+        refused = (slurm.refused_by_munge(node, controller.name, inventory.ssh.connect_timeout)
+                   if not state.responding else None)
         raise Failure(node.name, "Slurm node state", "idle, mixed or allocated", f"{state.state}{reason}",
+                      f"{refused}; slurmctld and the node's slurmd refuse each other" if refused else
                       "slurmd not running or not registered (not responding: *), or the node drained; "
-                      f"`sudo scontrol update nodename={node.name} state=resume` once it is fixed")
+                      f"`sudo scontrol update nodename={node.name} state=resume` once it is fixed",
+                      seen=refused is not None)
     result = controller.run(SRUN_HOSTNAME, seconds=10, node=node.name)
     if not result.ok or result.stdout.strip() != node.name:
+        refused = slurm.refused_by_munge(node, controller.name, inventory.ssh.connect_timeout)
         raise Failure(node.name, f"a one-node job (srun -w {node.name} hostname, from {controller.name})",
                       node.name, f"exit {result.exit_status}: {(result.stdout + result.stderr).strip() or '(nothing)'}",
+                      f"{refused}; the node's slurmd refuses the controller's job launch" if refused else
                       "slurmd on the node not reachable from the controller (port 6818), or the job's user missing "
-                      "there")
+                      "there", seen=refused is not None)
 
 
 def test_partition_has_a_time_limit(slurm_controller, inventory):
@@ -51,14 +61,12 @@ def test_partition_has_a_time_limit(slurm_controller, inventory):
 
 
 def test_munge_credentials_decode_on_the_controller(node, inventory):
-    # each node's key against the controller's: together, every node's key is the same
     controller = inventory.slurm.controller
-    decoded = (node.read(MUNGE_HERE) if node.name == controller else
-               node.read(MUNGE_TO, seconds=f"{inventory.ssh.connect_timeout:g}", peer=controller))
+    decoded = slurm.decoded_on_controller(node, controller, inventory.ssh.connect_timeout)
     if not decoded.ok:
+        finding = slurm.munge_finding(node.name, controller, decoded)
         raise Failure(node.name, f"a munge credential made on {node.name}, decoded on {controller}", "Success (0)",
-                      decoded.status, "munge.key differs between the nodes (copy the controller's "
-                      "/etc/munge/munge.key, mode 400, owner munge), or munged stopped, or the clocks disagree")
+                      decoded.status, finding or slurm.USUAL_MUNGE_CAUSE, seen=finding is not None)
 
 
 def test_clock_within_munges_limit(node):

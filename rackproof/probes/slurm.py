@@ -111,23 +111,38 @@ def slurm_time_hours(value: str, text: str = "") -> float | None:
 
 @dataclass(frozen=True)
 class MungeDecode:
-    status: str             # "Success (0)", "Expired credential (15)", "Invalid credential (5)", ...
+    status: str             # "Success (0)", "Expired credential (15)", or unmunge's error: "Invalid credential"
     encode_host: str | None
 
     @property
     def ok(self) -> bool:
         return self.status.startswith("Success")
 
+    @property
+    def error(self) -> str:
+        """munge's words without the code: "Expired credential", "Invalid credential"."""
+        return re.sub(r" \([0-9]+\)$", "", self.status)
+
+
+# a credential unmunge cannot decode at all gives no metadata, only munge's error (exit 14 for
+# "Invalid credential": made with another key); expired, rewound and replayed ones keep STATUS
+_UNMUNGE_ERROR = re.compile(r"unmunge: Error: (?P<error>[^\n]{1,300})")
+
 
 def parse_unmunge(text: str) -> MungeDecode:
-    """unmunge's metadata: `STATUS:          Success (0)`, `ENCODE_HOST:     thor-1 (10.10.0.11)`."""
+    """unmunge's metadata: `STATUS:          Success (0)`, `ENCODE_HOST:     thor-1 (10.10.0.11)`;
+    or its error alone: `unmunge: Error: Invalid credential`."""
     fields = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep and key.isupper():
             fields.setdefault(key, value.strip())
     if "STATUS" not in fields:
-        raise ParseError(TOOL, "unmunge printed no STATUS line", text)
+        error = next((m["error"] for line in text.splitlines() if (m := _UNMUNGE_ERROR.fullmatch(line.strip()))),
+                     None)
+        if error is None:
+            raise ParseError(TOOL, "unmunge printed no STATUS line and no error", text)
+        return MungeDecode(error, None)
     host = fields.get("ENCODE_HOST")
     return MungeDecode(fields["STATUS"], host.split()[0] if host else None)
 
@@ -142,11 +157,12 @@ PARTITION = Probe("scontrol show partition", "a Slurm partition's limits (MaxTim
 SRUN_HOSTNAME = Probe("srun", "a real one-node job on NODE (it answers with the node's name)",
                       "srun --immediate={seconds} -N1 --exclusive -w {node} -t 1 hostname",
                       timeout=60)
-# unmunge exits with munge's error code (15: expired, 17: rewound, ...) after printing STATUS;
-# no STATUS (ssh failed) is unreadable, and the failure shows what was printed
+# unmunge exits with munge's error code (14: invalid, 15: expired, 16: rewound, ...) after
+# printing STATUS or its error; neither (ssh failed) is unreadable, and the failure shows what was
+# printed. Read once: the munge check and the checks whose cause it is see the same credential.
 _ANY_EXIT = tuple(range(256))
 MUNGE_TO = Probe("munge | ssh PEER unmunge", "a munge credential made here decoded on PEER",
                  "munge -n | ssh -o BatchMode=yes -o ConnectTimeout={seconds} {peer} unmunge 2>&1",
-                 parse_unmunge, ok_exit=_ANY_EXIT)
+                 parse_unmunge, ok_exit=_ANY_EXIT, once=True)
 MUNGE_HERE = Probe("munge | unmunge", "a munge credential made and decoded on this node",
-                   "munge -n | unmunge 2>&1", parse_unmunge, ok_exit=_ANY_EXIT)
+                   "munge -n | unmunge 2>&1", parse_unmunge, ok_exit=_ANY_EXIT, once=True)

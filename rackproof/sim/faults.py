@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from .. import tomltext
-from . import lldp, node as nodemod, profiles, sparkrun
+from . import lldp, node as nodemod, profiles, slurm, sparkrun
 from .util import SimError, batch, pid_alive, run, wait_until
 
 
@@ -506,6 +506,38 @@ def _u_node_drained(rack, spec, node, target, undo):
     _controller(rack, spec).sh(f"scontrol update nodename={node} state=resume")
 
 
+def _munge_key(rack, node: str) -> Path:
+    return rack.state.node_dir(node) / "etc.upper" / "munge" / "munge.key"
+
+
+def _restart_munged(rack, node: str) -> None:
+    """munged reads its key when it starts."""
+    pid = rack.record["nodes"][node].get("munged")
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGTERM)
+        wait_until(f"munged of {node} to stop", lambda: not pid_alive(pid), 5, 0.02)
+    n = rack.node(node)
+    rack.record["nodes"][node]["munged"] = slurm.spawn_munged(n)
+    slurm.wait_munged(n)
+
+
+def _p_munge_key_differs(rack, spec, node, args):
+    """Another munge key on the node (one made there by hand, or copied from another cluster):
+    its credentials no longer decode on the others, nor theirs on it."""
+    if node == _sharing(rack, spec).slurm_controller:
+        raise SimError(f"{node} runs slurmctld: plant munge-key-differs on another node")
+    path = _munge_key(rack, node)
+    path.write_bytes(slurm.new_key())     # same file, same owner and mode 400
+    _restart_munged(rack, node)
+    return "/etc/munge/munge.key", {}, f"{node}'s munge key differs from the controller's (munged restarted)"
+
+
+def _u_munge_key_differs(rack, spec, node, target, undo):
+    _munge_key(rack, node).write_bytes(_munge_key(rack, _sharing(rack, spec).slurm_controller).read_bytes())
+    _restart_munged(rack, node)
+    _u_slurmd_down(rack, spec, node, "slurmd", {})   # the node back to idle, should slurmctld have marked it
+
+
 def _p_partition_unlimited(rack, spec, node, args):
     partition = _sharing(rack, spec).partition
     _controller(rack, spec).sh(f"scontrol update partitionname={partition} maxtime=unlimited")
@@ -923,6 +955,7 @@ _PLANT_AND_UNDO = {
     "clock-off": (_p_clock_off, _u_clock_off), "stray-job": (_p_stray_job, _u_stray_job),
     "login-missing": (_p_login_missing, _u_login_missing),
     "partition-unlimited": (_p_partition_unlimited, _u_partition_unlimited),
+    "munge-key-differs": (_p_munge_key_differs, _u_munge_key_differs),
     # sparkrun (spark2): the definition's hosts in the wrong order, on the management addresses,
     # the head alone; the CLI gone from the head
     "sparkrun-order": (_p_sparkrun_hosts(lambda p: sparkrun.hosts(p)[::-1]), _u_sparkrun_hosts),

@@ -75,6 +75,17 @@ def new_key() -> bytes:
     return secrets.token_bytes(128)
 
 
+def spawn_munged(n) -> int:
+    """munged in the foreground as the munge user, with the key in the node's /etc/munge."""
+    return n.spawn(["setpriv", "--reuid=munge", "--regid=munge", "--init-groups", "munged", "--foreground",
+                    "--seed-file=/run/munge/munged.seed"], n.dir / "log" / "munged.log")
+
+
+def wait_munged(n) -> None:
+    wait_until(f"munged on {n.spec.name}", lambda: n.sh("test -S /run/munge/munge.socket.2", check=False)
+               .returncode == 0, 10, 0.02)
+
+
 def start(p: Profile, nodes: dict, record: dict) -> None:
     """munged everywhere, then slurmctld and the slurmds; returns when the controller answers
     and every node has registered."""
@@ -85,12 +96,9 @@ def start(p: Profile, nodes: dict, record: dict) -> None:
     for n in nodes.values():
         n.sh("mkdir -p /run/munge /var/log/munge /run/slurmd /run/slurmctld /var/lib/munge-seed && "
              "chown munge:munge /run/munge /var/log/munge && chmod 755 /run/munge")
-        record["nodes"][n.spec.name]["munged"] = n.spawn(
-            ["setpriv", "--reuid=munge", "--regid=munge", "--init-groups", "munged", "--foreground",
-             "--seed-file=/run/munge/munged.seed"], n.dir / "log" / "munged.log")
+        record["nodes"][n.spec.name]["munged"] = spawn_munged(n)
     for n in nodes.values():
-        wait_until(f"munged on {n.spec.name}", lambda n=n: n.sh("test -S /run/munge/munge.socket.2", check=False)
-                   .returncode == 0, 10, 0.02)
+        wait_munged(n)
     record["nodes"][ctl]["slurmctld"] = nodes[ctl].spawn(["slurmctld", "-D"], nodes[ctl].dir / "log" / "slurmctld.out")
     for n in nodes.values():
         record["nodes"][n.spec.name]["slurmd"] = n.spawn(["slurmd", "-D"], n.dir / "log" / "slurmd.out")
