@@ -284,9 +284,20 @@ class Expect(Model):
     # corrected FEC blocks per GB a lane may receive under load: a healthy 25G or 200G DAC corrects a few
     # (a pre-FEC bit error rate under ~1e-8); a marginal one corrects thousands and fails next week
     fec_corrected_per_gb: _positive(1e9) = 1000.0
-    # how long a streamed chat may stay silent, the first token included: a loaded engine answers
-    # a short prompt well within it, one that never generates fails in seconds
+    # the time-to-first-token bound: a loaded engine answers a short prompt well within it
     first_token_seconds: Annotated[float, Field(gt=0, le=120, allow_inf_nan=False)] = 5.0
+    # how long a chat waits for its first token (and any later one): a token that comes later than
+    # the bound is measured and judged against it; none by then is an engine that does not generate.
+    # None: references.first_token_wait_s's rule (4 x the bound, at least 30 s)
+    first_token_wait_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="after")
+    def _waits_beyond_the_bound(self) -> "Expect":
+        if self.first_token_wait_seconds is not None and self.first_token_wait_seconds <= self.first_token_seconds:
+            raise ValueError(f"first_token_wait_seconds ({self.first_token_wait_seconds:g}) must be above "
+                             f"first_token_seconds ({self.first_token_seconds:g}): a first token later than the "
+                             "bound is measured only if the chat waits for it")
+        return self
 
 
 PLATFORM_DEFAULTS: dict[str, dict] = {

@@ -19,7 +19,7 @@ from .inventory import Expect
 from .measure import Expectation, Measurement
 
 # (from, to) -> factor: the only unit conversions the suite makes
-_FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("s", "ms"): 1e3}
+_FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("s", "ms"): 1e3, ("ms", "s"): 1e-3}
 
 
 def convert(value: float, unit: str, to: str) -> float:
@@ -87,6 +87,21 @@ REFERENCES = {r.name: r for r in (
     Reference("rtt", "round-trip time", "ms"),
     Reference("tokens.direct", "tokens/s direct", "tokens/s"),
 )}
+
+
+# A chat waits this many times the first-token bound for its first token, and at least this long:
+# a first token after the bound is then a figure (slow), and only none by then means that the engine
+# does not generate; a real engine's first request after a start can take tens of seconds.
+FIRST_TOKEN_WAIT_FACTOR = 4
+FIRST_TOKEN_WAIT_MIN_S = 30.0
+
+
+def first_token_wait_s(expect: Expect) -> float:
+    """How long a chat waits for its first token: [expect] first_token_wait_seconds, else
+    FIRST_TOKEN_WAIT_FACTOR x first_token_seconds, at least FIRST_TOKEN_WAIT_MIN_S."""
+    if expect.first_token_wait_seconds is not None:
+        return expect.first_token_wait_seconds
+    return max(FIRST_TOKEN_WAIT_FACTOR * expect.first_token_seconds, FIRST_TOKEN_WAIT_MIN_S)
 
 
 def reference(name: str) -> Reference:

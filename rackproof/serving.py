@@ -8,11 +8,14 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from .failure import Failure
 from .host import Host
 from .http import HttpRequest, HttpResponse
-from .inventory import Agent
+from .inventory import Agent, Expect
+from .measure import Measurement
 from .probes import ParseError
 from .probes.sse import ChatStream, collect_chat_stream, parse_models
+from .references import convert, first_token_wait_s
 from .remote import CommandTimeout
 
 PROMPT = "Reply with one short sentence: what is a cluster?"
@@ -67,7 +70,7 @@ def bearer(key: str, label: str) -> Auth:
 
 @dataclass(frozen=True)
 class Chat:
-    response: HttpResponse | None  # None: the stream stayed silent past the first-token bound
+    response: HttpResponse | None  # None: the stream stayed silent past the wait for a token
     stream: ChatStream | None      # None when the answer was no stream at all
     problem: str | None            # why it does not count as generated text
 
@@ -100,17 +103,19 @@ def models(host: Host, base_url: str, auth: Auth = NO_KEY) -> tuple[HttpResponse
         return response, None
 
 
-def chat(host: Host, base_url: str, model: str, first_token_s: float, auth: Auth = NO_KEY) -> Chat:
-    """A short streamed chat completion. `first_token_s` (the inventory's `first_token_seconds`)
-    bounds every silence of the answer (the HTTP client's read timeout), the wait for the first
-    token included: an engine that never generates fails in seconds, not after a minute."""
+def chat(host: Host, base_url: str, model: str, expect: Expect, auth: Auth = NO_KEY) -> Chat:
+    """A short streamed chat completion. Every silence of the answer (the HTTP client's read
+    timeout), the wait for the first token included, lasts at most first_token_wait_s(expect),
+    well beyond the first-token bound: a late first token is measured and judged, and only an
+    engine that sends none by then counts as not generating."""
     body = {"model": model, "stream": True, "max_tokens": MAX_TOKENS,
             "messages": [{"role": "user", "content": PROMPT}]}
+    wait = first_token_wait_s(expect)
     try:
         response = host.remote.http(HttpRequest("POST", f"{base_url}/v1/chat/completions", json=body,
-                                                headers=auth.header, auth=auth.label, stream=True), first_token_s)
+                                                headers=auth.header, auth=auth.label, stream=True), wait)
     except CommandTimeout:
-        return Chat(None, None, f"no token within {first_token_s:g} s")
+        return Chat(None, None, f"no token within {wait:g} s")
     if response.status != 200:
         return Chat(response, None, f"HTTP {response.status or 'no answer'}: {response.text[:200].strip()}")
     try:
@@ -120,6 +125,15 @@ def chat(host: Host, base_url: str, model: str, first_token_s: float, auth: Auth
     if stream.tokens == 0:
         return Chat(response, stream, "the stream carried no generated text")
     return Chat(response, stream, None)
+
+
+def judge_first_token(m: Measurement, where: str) -> Measurement:
+    """The time to first token against its bound, in seconds as a person counts them: "first
+    token after 20.1 s (bound 5 s)"."""
+    if m.verdict == "failed":
+        raise Failure(where, f"first token after {convert(m.value, m.unit, 's'):.1f} s "
+                             f"(bound {convert(m.expectation.floor, m.unit, 's'):g} s)", cause=SLOW_FIRST_TOKEN)
+    return m
 
 
 # --- usual causes, chosen from what the answers show -----------------------------------------

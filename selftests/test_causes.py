@@ -123,9 +123,9 @@ def failure(check, *args) -> str:
 
 # --- serving: an engine and the agent answering HTTP --------------------------------------------
 
-def http(*, chat=STREAM, health=200, agent_models=200, timed_out=()):
+def http(*, chat=STREAM, health=200, agent_models=200, timed_out=(), first_token_s=0.05):
     """Answers of an engine and the agent: `chat` is what a chat completion streams (or
-    TIMED_OUT); `timed_out` lists paths that never answer."""
+    TIMED_OUT), its first token after `first_token_s`; `timed_out` lists paths that never answer."""
     def answer(request: HttpRequest) -> HttpResponse:
         path = request.url.split(":", 2)[2].split("/", 1)[1]
         if f"/{path}" in timed_out or (path == "v1/chat/completions" and chat == TIMED_OUT):
@@ -135,7 +135,7 @@ def http(*, chat=STREAM, health=200, agent_models=200, timed_out=()):
         if path == "v1/models":
             status = agent_models if request.url.endswith(":8080/v1/models") else 200
             return HttpResponse(status, MODELS, None, 0.01)
-        return HttpResponse(200, BAD.get(chat, chat), 0.05 if chat == STREAM else None, 1.0)
+        return HttpResponse(200, BAD.get(chat, chat), first_token_s if chat == STREAM else None, first_token_s + 1.0)
     return answer
 
 
@@ -181,9 +181,25 @@ def test_a_serving_figure_that_could_not_be_measured_is_never_a_pass(check, answ
 def test_a_stalled_engine_is_named_with_its_node_and_accepts_but_does_not_generate():
     message = failure(*engine_check(serving_hosts(chat=TIMED_OUT)))
     assert message.startswith("llama-3.1-8b on thor-2 (10.10.0.12:8081): ")
-    assert "no token within 5 s" in message   # the inventory's first_token_seconds, by default
+    assert "no token within 30 s" in message   # the wait: 4 x the default 5 s bound, at least 30 s
     assert "the engine accepts requests but does not generate: check its log and GPU memory" in message
     assert "down" not in message
+
+
+@pytest.mark.parametrize("check, where", [
+    (engine_check, "llama-3.1-8b on thor-2 (10.10.0.12:8081): "),
+    (agent_check, "llama-3.1-8b through the agent on thor-1 (-> thor-2:8081): "),
+])
+def test_a_late_first_token_is_a_figure_against_its_bound_not_an_engine_that_does_not_generate(check, where):
+    message = failure(*check(serving_hosts(first_token_s=20.1)))
+    assert message.startswith(f"{where}first token after 20.1 s (bound 5 s). Usual cause: the engine queues "
+                              "requests behind other work"), message
+    assert "does not generate" not in message
+
+
+def test_a_first_token_within_its_bound_passes_and_is_recorded():
+    run, *args = engine_check(serving_hosts(first_token_s=4.9))
+    run(*args)
 
 
 def test_a_stall_through_the_agent_says_stalled_while_the_engine_answers_health():

@@ -1,8 +1,12 @@
-"""Causes chosen from evidence, on a simulated rack: an engine that lists its model and answers
-/health but never sends a token fails its checks within the first-token bound, each naming the
-model, the node and "accepts requests but does not generate", never "down"."""
+"""Causes chosen from evidence, on a simulated rack whose inventory bounds the first token at 2 s
+and waits 10 s for one. An engine that lists its model and answers /health but never sends a
+token fails its checks within the wait, each naming the model, the node and "accepts requests but
+does not generate", never "down". An engine whose first token comes after 6 s and then streams at
+its rate fails the first-token checks with the figure and its bound, and its rate checks pass."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -12,24 +16,61 @@ from selftests.suite import run_suite
 pytestmark = rack_marks()
 
 MODEL = "llama-3.1-8b@thor-2"
+DIRECT = f"test_engines::test_engine_answers_from_the_agent_node[{MODEL}]"
+THROUGH_AGENT = f"test_agent::test_agent_streams_each_model[{MODEL}]"
+COMPARED = f"test_agent::test_remote_model_keeps_up_with_the_local_one[{MODEL}]"
+BOUNDS = "first_token_seconds = 2\nfirst_token_wait_seconds = 10\n"
 
 
-def test_a_stalled_engine_fails_naming_model_node_and_that_it_accepts_but_does_not_generate(pytester):
-    with SimRack("thor2", unique_name("stall")) as rack:
-        rack.fault("thor-2", "stalled-engine")
-        run = run_suite(pytester, f"--inventory={rack.inventory}", "--step", "6", "tests_serving", "-n", "2",
-                        netns=rack.rack.topo.bench)
-        rack.heal("thor-2", "stalled-engine")
-        healed = rack.chat("llama-3.1-8b")   # the healed engine streams again, through the agent
-    assert run.failed == {f"test_engines::test_engine_answers_from_the_agent_node[{MODEL}]",
-                          f"test_agent::test_agent_streams_each_model[{MODEL}]",
-                          f"test_agent::test_remote_model_keeps_up_with_the_local_one[{MODEL}]"}, run.output
+@pytest.fixture(scope="module")
+def thor2():
+    with SimRack("thor2", unique_name("cause")) as rack:
+        yield rack
+
+
+@pytest.fixture
+def inventory(thor2, tmp_path):
+    path = tmp_path / "short-bounds.toml"
+    path.write_text(thor2.inventory.read_text().replace("[expect]\n", f"[expect]\n{BOUNDS}", 1))
+    return path
+
+
+def serving_checks(pytester, thor2, inventory):
+    return run_suite(pytester, f"--inventory={inventory}", "--step", "6", "tests_serving", "-n", "2",
+                     netns=thor2.rack.topo.bench)
+
+
+def test_a_stalled_engine_fails_naming_model_node_and_that_it_accepts_but_does_not_generate(pytester, thor2,
+                                                                                             inventory):
+    thor2.fault("thor-2", "stalled-engine")
+    try:
+        run = serving_checks(pytester, thor2, inventory)
+    finally:
+        thor2.heal("thor-2", "stalled-engine")
+    healed = thor2.chat("llama-3.1-8b")   # the healed engine streams again, through the agent
+    assert run.failed == {DIRECT, THROUGH_AGENT, COMPARED}, run.output
     assert run.outcomes[f"test_engines::test_engine_listens_on_its_cluster_address[{MODEL}]"] == "passed"
-    direct = run.messages[f"test_engines::test_engine_answers_from_the_agent_node[{MODEL}]"]
-    assert "llama-3.1-8b on thor-2 (10.10.0.12:8081)" in direct and "no token within" in direct
+    direct = run.messages[DIRECT]
+    assert "llama-3.1-8b on thor-2 (10.10.0.12:8081)" in direct and "no token within 10 s" in direct
     for test in run.failed:
         message = run.messages[test]
         assert "llama-3.1-8b" in message and "thor-2" in message, message
         assert "the engine accepts requests but does not generate: check its log and GPU memory" in message, message
         assert "down" not in message, message
     assert healed[0] == "200", healed
+
+
+def test_a_late_first_token_fails_as_a_figure_against_its_bound_and_the_rates_pass(pytester, thor2, inventory):
+    thor2.fault("thor-2", "late-first-token", "6")
+    try:
+        run = serving_checks(pytester, thor2, inventory)
+    finally:
+        thor2.heal("thor-2", "late-first-token")
+    assert run.failed == {DIRECT, THROUGH_AGENT}, run.output
+    assert run.outcomes[COMPARED] == "passed"    # the rate after the first token keeps up
+    for test, where in ((DIRECT, r"llama-3\.1-8b on thor-2 \(10\.10\.0\.12:8081\)"),
+                        (THROUGH_AGENT, r"llama-3\.1-8b through the agent on thor-1 \(-> [^)]+:8081\)")):
+        message = run.messages[test]
+        assert re.match(where + r": first token after 6\.[0-9] s \(bound 2 s\)\. Usual cause: the engine queues "
+                        "requests behind other work", message), message
+        assert "does not generate" not in message, message

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.inventory import load_inventory, parse_inventory
-from rackproof.references import REFERENCES, convert, lane_gbps, reference
+from rackproof.inventory import InventoryError, load_inventory, parse_inventory
+from rackproof.references import REFERENCES, convert, first_token_wait_s, lane_gbps, reference
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 COUNTS = {"bond.rate": {"lanes": 4}, "bond.rate.lane_down": {"lanes": 4}, "bond.rate.lane_back": {"lanes": 4},
@@ -43,9 +43,26 @@ def test_a_lane_rate_in_expect_scales_the_rate_references_only():
     assert reference("roce.port").expectation(expect).floor == expect.roce_floor_gbps
 
 
+def with_expect(lines: str):
+    return parse_inventory((EXAMPLES / "thor5.toml").read_text().replace("[expect]", f"[expect]\n{lines}")).expect
+
+
+@pytest.mark.parametrize("lines, wait", [("", 30), ("first_token_seconds = 10", 40),
+                                         ("first_token_seconds = 2\nfirst_token_wait_seconds = 8", 8)])
+def test_a_chat_waits_well_beyond_the_first_token_bound(lines, wait):
+    assert first_token_wait_s(with_expect(lines)) == wait
+
+
+def test_a_wait_for_the_first_token_within_its_bound_is_refused():
+    with pytest.raises(InventoryError, match=r"expect: first_token_wait_seconds \(5\) must be above "
+                                             r"first_token_seconds \(5\)"):
+        with_expect("first_token_wait_seconds = 5")
+
+
 def test_units_are_converted_in_one_place():
     assert convert(23.5e9, "bit/s", "Gbit/s") == pytest.approx(23.5)
     assert convert(0.042, "s", "ms") == pytest.approx(42)
+    assert convert(20100, "ms", "s") == pytest.approx(20.1)
     assert convert(7.0, "GB/s", "GB/s") == 7.0
     with pytest.raises(ValueError):
         convert(1.0, "Gbit/s", "GB/s")

@@ -64,7 +64,7 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, m
     model = routed_engine.spec.model
     guards(*capabilities.serving(model))
     agent = hosts[inventory.agent.node]
-    chat = serving.chat(agent, agent_url(inventory), model, inventory.expect.first_token_seconds,
+    chat = serving.chat(agent, agent_url(inventory), model, inventory.expect,
                         serving.bearer(access_key, "the access key"))
     where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
             f"{routed_engine.spec.port})"
@@ -72,7 +72,7 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, m
         raise Failure(where, f"the streamed chat completion did not generate: {chat.problem}",
                       cause=serving.agent_chat_cause(agent, chat, inventory.engine_url(routed_engine.spec)))
     if chat.ttft_s is not None:
-        judge(measure("first_token", where, chat.ttft_s, "s"), where, serving.SLOW_FIRST_TOKEN)
+        serving.judge_first_token(measure("first_token", where, chat.ttft_s, "s"), where)
     if chat.tokens_per_s is None:
         raise Failure(where, f"no rate can be measured from an answer of {chat.stream.tokens} token(s)")
     m = measure("tokens", where, chat.tokens_per_s, "tokens/s", floor=routed_engine.spec.tokens_per_s_floor)
@@ -86,9 +86,9 @@ def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, h
     guards(*capabilities.serving(remote.model))
     agent = hosts[inventory.agent.node]
     local = next(e for e in inventory.engines if e.node == agent.name and e.model == remote.model)
-    through_agent = serving.chat(agent, agent_url(inventory), remote.model, inventory.expect.first_token_seconds,
+    through_agent = serving.chat(agent, agent_url(inventory), remote.model, inventory.expect,
                                  serving.bearer(access_key, "the access key"))
-    on_agent_node = serving.chat(agent, inventory.engine_url(local), local.model, inventory.expect.first_token_seconds)
+    on_agent_node = serving.chat(agent, inventory.engine_url(local), local.model, inventory.expect)
     if through_agent.problem is not None:
         raise Failure(f"{remote.model} on {remote.node} through the agent", f"no rate to compare: "
                       f"{through_agent.problem}", cause=serving.agent_chat_cause(agent, through_agent,

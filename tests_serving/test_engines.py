@@ -4,7 +4,7 @@ address), and from the agent's node it lists its model, is healthy and really ge
 import pytest
 
 from rackproof import capabilities, serving
-from rackproof.failure import Failure, judge
+from rackproof.failure import Failure
 from rackproof.probes.sockets import LISTENING, scope
 
 pytestmark = pytest.mark.step(5)
@@ -50,12 +50,12 @@ def test_engine_answers_from_the_agent_node(engine, inventory, hosts, measure):
     if health.status != 200:
         raise Failure(engine.where, f"GET /health {seen_from} answered {health.status or 'nothing'}, after "
                       "/v1/models answered", cause=serving.engine_answer_cause('/health', health.status))
-    chat = serving.chat(via, engine.url, engine.spec.model, inventory.expect.first_token_seconds)
+    chat = serving.chat(via, engine.url, engine.spec.model, inventory.expect)
     if chat.problem is not None:
         raise Failure(engine.where, f"a short streamed chat completion {seen_from} did not generate: {chat.problem}, "
                       "although /v1/models and /health answered", cause=serving.engine_chat_cause(chat))
-    if chat.ttft_s is not None:
-        ttft = measure("first_token", f"{engine.spec.model} on {engine.host.name} (direct)", chat.ttft_s, "s")
-        judge(ttft, engine.where, serving.SLOW_FIRST_TOKEN)
     if chat.tokens_per_s is not None:
         measure("tokens.direct", f"{engine.spec.model} on {engine.host.name}", chat.tokens_per_s, "tokens/s")
+    if chat.ttft_s is not None:
+        serving.judge_first_token(measure("first_token", f"{engine.spec.model} on {engine.host.name} (direct)",
+                                          chat.ttft_s, "s"), engine.where)

@@ -7,8 +7,10 @@
 
 It runs inside a node as the login user:
     python3 -m rackproof.sim.engines --model qwen3-8b --host 10.10.0.12 --port 8081 --tokens-per-s 40
-The node's model file can slow it down while it runs (the slow-engine fault), or stall it: models
-and health still answer, a completion is accepted and no token ever comes (the stalled-engine fault).
+The node's model file can slow it down while it runs (the slow-engine fault), hold back its first
+token (late-first-token: the answer's headers go out at once, its first token after a delay, the
+rest at the usual rate), or stall it: models and health still answer, a completion is accepted and
+no token ever comes (the stalled-engine fault).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ WORDS = ("The cluster answers from the Thor that holds the model , and the agent
 
 
 def _control(model_file: str | None, model: str) -> dict:
-    """What the rack has planted for this engine: {"slow_factor": F, "stalled": True}, or {}."""
+    """What the rack has planted for this engine: {"slow_factor": F, "first_token_delay_s": S,
+    "stalled": True}, or {}."""
     if not model_file:
         return {}
     try:
@@ -84,8 +87,9 @@ class Handler(JsonHandler):
         tokens = [(" " if i else "") + WORDS[i % len(WORDS)] for i in range(max_tokens)]
         usage = {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + max_tokens,
                  "completion_tokens": max_tokens}
+        late = float(control.get("first_token_delay_s", 0.0))
         if not req.get("stream"):
-            time.sleep(delay * max_tokens)
+            time.sleep(late + delay * max_tokens)
             return self._json(200, {
                 "id": rid, "object": "chat.completion", "created": created, "model": cfg["model"],
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(tokens)},
@@ -105,6 +109,8 @@ class Handler(JsonHandler):
             self.wfile.flush()
 
         try:
+            # as vLLM: the role chunk goes out with the first token, once the prompt is processed
+            time.sleep(late)
             event({"role": "assistant", "content": ""})
             start = time.monotonic()
             for i, tok in enumerate(tokens):

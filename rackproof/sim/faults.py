@@ -329,6 +329,31 @@ def _u_stalled(rack, spec, node, model, undo):
     _model_edit(rack, node, fix)
 
 
+def _p_late_first_token(rack, spec, node, args):
+    """The first token of every answer comes SECONDS late (default 20), the rest at the engine's
+    rate: an engine that queues requests behind other work, not one that does not generate."""
+    e, rest = _engine(rack, spec, args)
+    try:
+        seconds = float(rest[0]) if rest else 20.0
+    except ValueError:
+        raise SimError(f"late-first-token's delay must be a number of seconds, not {rest[0]!r}") from None
+    if not 0 < seconds <= 300:
+        raise SimError("late-first-token's delay must be above 0 and at most 300 seconds")
+    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {})
+                         .update(first_token_delay_s=seconds))
+    return e.model, {"had_entry": e.model in before.get("engines", {})}, \
+        f"the {e.model} engine sends its first token after {seconds:g} s, then {e.tokens_per_s:g} tokens/s"
+
+
+def _u_late_first_token(rack, spec, node, model, undo):
+    def fix(m):
+        engines = m.setdefault("engines", {})
+        engines.get(model, {}).pop("first_token_delay_s", None)
+        if not undo["had_entry"] and not engines.get(model):
+            engines.pop(model, None)
+    _model_edit(rack, node, fix)
+
+
 def _p_roce(rack, spec, node, args):
     cabled = [c.name for c in spec.cx7 if c.link]
     if not cabled:
@@ -944,6 +969,7 @@ _PLANT_AND_UNDO = {
     "slow-engine": (_p_slow, _u_slow), "roce-link-down": (_p_roce, _u_roce),
     "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
     "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
+    "late-first-token": (_p_late_first_token, _u_late_first_token),
     # changes a change-control snapshot must see (not faults of the hardware)
     "address-moved": (_p_address_moved, _u_address_moved), "netplan-mode": (_p_netplan_mode, _u_netplan_mode),
     "hosts-edited": (_p_hosts_edited, _u_hosts_edited),
