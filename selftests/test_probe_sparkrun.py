@@ -5,14 +5,15 @@ simulated spark2's head node over SSH, captured as printed (stderr with 2>&1, as
 - sparkrun_cluster_show_json_sim_0.4.2_*.json: `sparkrun cluster show spark-pair --json` for the
   definition `sparkrun cluster create` made on the CX7 addresses (pair_cx7), and after
   `sparkrun cluster update --hosts` put the worker first, the management addresses, the head alone,
-  and after `--transfer-interface mgmt`;
+  after `--transfer-interface mgmt`, and after `--user ubuntu` (other_user: a login the nodes do not
+  have);
 - sparkrun_cluster_show_sim_0.4.2_not_found.txt: the same for a cluster never defined;
 - sparkrun_bash_command_not_found.txt: what bash said on the head with sparkrun off its PATH;
 - sparkrun_setup_check_json_sim_0.4.2_*.json: `sparkrun setup check --cluster spark-pair --json`
   (2>&1) on the healthy pair (every item ok, CX7 and RDMA skipped: a namespace has no
   /sys/class/infiniband), with the worker's login out of the docker group and the head without
-  sparkrun's sudoers rules (warn, warn, fail), and with both CX7 links down (the worker
-  unreachable);
+  sparkrun's sudoers rules (warn, warn, fail), with both CX7 links down (the worker
+  unreachable), and with the definition's user `ubuntu` (other_user: both hosts refuse its login);
 - sparkrun_setup_check_sim_0.4.2_not_found.txt: the same for a cluster never defined;
 - sparkrun_setup_check_json_0.4.2_host_refused.json: `sparkrun setup check --hosts 127.0.0.1
   --json` run on this machine in a network namespace of its own, nothing listening on port 22.
@@ -51,6 +52,11 @@ def test_the_definitions_hosts_in_node_order(name, hosts):
     definition = parse_cluster_show(read(f"sparkrun_cluster_show_json_sim_0.4.2_{name}.json"))
     assert (definition.name, definition.hosts, definition.user, definition.transfer_interface) == (
         "spark-pair", hosts, "nvidia", "cx7")
+
+
+def test_a_definition_with_another_user():
+    definition = parse_cluster_show(read("sparkrun_cluster_show_json_sim_0.4.2_other_user.json"))
+    assert (definition.hosts, definition.user) == (("192.168.100.10", "192.168.100.11"), "ubuntu")
 
 
 def test_a_definition_that_transfers_over_the_management_network():
@@ -122,6 +128,8 @@ def test_the_setup_check_items_with_sparkruns_detail_and_fix():
 @pytest.mark.parametrize("name, host, error", [
     ("sparkrun_setup_check_json_sim_0.4.2_cx7_down.json", WORKER,
      "ssh: connect to host 192.168.100.11 port 22: No route to host"),
+    ("sparkrun_setup_check_json_sim_0.4.2_other_user.json", WORKER,
+     "ubuntu@192.168.100.11: Permission denied (publickey)."),
     ("sparkrun_setup_check_json_0.4.2_host_refused.json", "127.0.0.1",
      "ssh: connect to host 127.0.0.1 port 22: Connection refused")])
 def test_an_unreachable_host(name, host, error):

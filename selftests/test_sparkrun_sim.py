@@ -3,6 +3,9 @@ spark-pair made by `sparkrun cluster create` on the CX7 addresses. Each planted 
 exactly its check, naming the node(s) and what to do; without the CLI the definition's checks
 are left to the runtime check's failure, not passed. sparkrun's own `setup check` is read item
 by item: a FAIL fails that node's check with sparkrun's detail and fix, a WARN leaves it warned.
+A definition whose user is not the nodes' login names the user field, and sparkrun's refused
+logins are put on SSH with that cause, never on the CX7 link: the SSH mesh and multi-node work
+stay available.
 The guide's interface-name trap: netplan written for the Down twins fails the netplan check,
 naming both. And the verdict as the Cordatus preflight words it, on whole runs: the CX7 link
 down takes multi-node work away and leaves single-node launches; a broken SSH mesh blocks
@@ -114,8 +117,8 @@ def test_the_runtime_faults_fail_their_checks_and_a_sparkrun_warning_warns(pytes
     assert f"container image {MISSING_IMAGE} is not in the head's Docker" in messages[image_check]
     assert f"docker pull {MISSING_IMAGE}" in messages[image_check]
     worker = messages[f"{SETUP_CHECK}[spark-2]"]
-    for words in ("spark-2 (192.168.100.11, sparkrun setup check on spark-1): 1 critical gap: Docker usable without "
-                  "sudo (cannot run docker without sudo)",
+    for words in ("spark-2 (192.168.100.11, sparkrun setup check on spark-1): 1 critical gap (sparkrun runtime): "
+                  "Docker usable without sudo (cannot run docker without sudo)",
                   "fix Docker usable without sudo: sparkrun setup docker-group --cluster spark-pair, then re-login",
                   "also warned: Docker group membership (user 'nvidia' is not in the docker group)"):
         assert words in worker, (words, worker)
@@ -125,6 +128,30 @@ def test_the_runtime_faults_fail_their_checks_and_a_sparkrun_warning_warns(pytes
                                       "(fix-permissions, clear-cache) (missing: fix-permissions, clear-cache)")
     assert "sparkrun setup wizard --cluster spark-pair" in head["message"]
     assert any('"status": "warn"' in e["stdout"] for e in head["evidence"]), "sparkrun's own JSON is the evidence"
+
+
+def test_a_definition_with_another_user_names_the_user_and_blames_neither_cx7_nor_the_mesh(pytester, spark2):
+    spark2.fault("spark-1", "sparkrun-other-user")
+    try:
+        run = sparkrun_checks(pytester, spark2)
+    finally:
+        spark2.heal("spark-1", "sparkrun-other-user")
+    definition = "test_the_definition_lists_the_nodes_head_first[spark-1]"
+    assert {short(t) for t in run.failed} == {definition, f"{SETUP_CHECK}[spark-1]", f"{SETUP_CHECK}[spark-2]"}, \
+        run.output
+    messages = {short(t): m for t, m in run.messages.items()}
+    assert messages[definition].startswith("spark-1 sparkrun cluster spark-pair: user: expected nvidia (the "
+                                           "inventory's login), found ubuntu."), messages[definition]
+    for node, address in (("spark-1", "192.168.100.10"), ("spark-2", "192.168.100.11")):
+        message = messages[f"{SETUP_CHECK}[{node}]"]
+        assert message.startswith(f"{node} ({address}, sparkrun setup check on spark-1): SSH failed: ubuntu@{address}: "
+                                  "Permission denied (publickey). Cause: sparkrun logs in as ubuntu, the definition's "
+                                  "user, and the inventory's login is nvidia: sparkrun cluster update spark-pair --user "
+                                  "nvidia"), message
+        assert "CX7" not in message, message
+    status = capabilities(results(run))
+    assert (status["SSH mesh between the nodes"], status["multi-node work over the CX7 link"], status[SPARKRUN]) == \
+        ("available", "available", "limited"), status
 
 
 def test_with_the_cx7_link_down_multi_node_work_is_lost_and_single_node_launches_stay(pytester, spark2):

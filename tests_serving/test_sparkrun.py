@@ -1,14 +1,15 @@
 """A Spark cluster launched with sparkrun (the Cordatus Sparkrun-cluster page): the head node,
 node_0, runs the sparkrun CLI, holds the container images the recipes need and the cluster
 definition, whose hosts are the inventory's nodes, head first and the workers in the inventory's
-order ("their order is the node order"); sparkrun's own preflight (`sparkrun setup check`) finds
-no gap on any node; and the multi-node path uses CX7 addresses, not the Wi-Fi or management
-ones (the Spark guide's minimal acceptance, item 4)."""
+order ("their order is the node order"), and whose user is the inventory's login; sparkrun's own
+preflight (`sparkrun setup check`) finds no gap on any node, and a gap is the part of it that
+failed (SSH, the CX7 network or sparkrun's runtime); and the multi-node path uses CX7 addresses,
+not the Wi-Fi or management ones (the Spark guide's minimal acceptance, item 4)."""
 
 import pytest
 
 from rackproof import sparkrun
-from rackproof.capabilities import MULTI_NODE, SPARKRUN, SSH_MESH
+from rackproof.capabilities import MULTI_NODE, SPARKRUN
 from rackproof.failure import Failure, together
 from rackproof.probes.docker import IMAGE_ID
 from rackproof.probes.sparkrun import CLUSTER_SHOW, SETUP_CHECK, SPARKRUN_VERSION
@@ -46,14 +47,11 @@ def test_sparkrun_runs_on_the_head(sparkrun_head):
 @pytest.mark.capability(SPARKRUN)
 def test_the_definition_lists_the_nodes_head_first(sparkrun_head, hosts, inventory):
     definition = _definition(sparkrun_head, inventory)
-    found = [h.node or f"{h.written} (no node of the inventory)" for h in _placed(definition.hosts, hosts, inventory)]
-    expected = [n.name for n in inventory.nodes]
-    if found != expected:
-        raise Failure(f"{sparkrun_head.name} sparkrun cluster {definition.name}", "node order (head first)",
-                      ", ".join(expected), ", ".join(found),
-                      "the head (node_0) serves the API and the workers' order is the node order: "
-                      f"sparkrun cluster update {definition.name} --hosts "
-                      + ",".join(n.cx7[0].ip if n.cx7 else n.name for n in inventory.nodes))
+    failure = together(sparkrun.definition_differences(f"{sparkrun_head.name} sparkrun cluster {definition.name}",
+                                                       definition, _placed(definition.hosts, hosts, inventory),
+                                                       inventory))
+    if failure:
+        raise failure
 
 
 @pytest.mark.capability(MULTI_NODE)
@@ -102,25 +100,27 @@ def test_sparkrun_setup_check_finds_no_gap(sparkrun_node, hosts, inventory, warn
     where = f"{sparkrun_node.name} ({host}, sparkrun setup check on {head.name})"
     readiness = report.hosts[host]
     if not readiness.reachable:
-        on_cx7 = host in {c.ip for c in sparkrun_node.spec.cx7}
-        # over CX7 only multi-node launches are lost; by name or management address, every launch
-        if on_cx7:
-            guards(MULTI_NODE)
-        else:
-            guards(SSH_MESH, blocks=True)
-        raise Failure(where, f"sparkrun cannot reach it: {readiness.error}",
-                      cause="sparkrun drives every host over SSH from the head as the cluster's user"
-                            + (": the CX7 link or SSH over it (see test_passwordless_ssh_over_cx7)" if on_cx7 else ""))
+        part = sparkrun.unreached_part(readiness.error, host in {c.ip for c in sparkrun_node.spec.cx7})
+        _takes_away(guards, {part}, definition, inventory)
+        raise Failure(where, f"{part} failed: {readiness.error}", seen=True,
+                      cause=sparkrun.unreached_cause(part, host, readiness.error, definition, inventory))
     gaps = [i for i in readiness.items if i.status == "fail"]
     warnings = [i for i in readiness.items if i.status == "warn"]
     if gaps:
-        if {i.key for i in gaps} <= {"cx7", "rdma"}:
-            guards(MULTI_NODE)
-        raise Failure(where, f"{len(gaps)} critical gap{'s' * (len(gaps) > 1)}: " + "; ".join(map(_said, gaps)),
+        parts = {sparkrun.part_of(i.key) for i in gaps}
+        _takes_away(guards, parts, definition, inventory)
+        raise Failure(where, f"{len(gaps)} critical gap{'s' * (len(gaps) > 1)} ({', '.join(sorted(parts))}): "
+                      + "; ".join(map(_said, gaps)),
                       details="\n".join([*(_fix(i) for i in gaps), *(f"also warned: {_said(i)}; {_fix(i)}"
                                                                        for i in warnings)]))
     for item in warnings:
         warn(Failure(where, _said(item), details=_fix(item)))
+
+
+def _takes_away(guards, parts, definition, inventory) -> None:
+    taken = sparkrun.takes_away(parts, definition, inventory)
+    if taken:
+        guards(*taken)
 
 
 def _said(item) -> str:

@@ -31,11 +31,13 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   node-unreachable              the node's management (house network) link goes down
   ssh-hang                      sshd accepts TCP and never answers (SIGSTOP)
   stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token
+  late-first-token [MODEL] [S]  the engine's first token comes S seconds late (default 20), the rest at its rate
   duplicate-address OTHER       the node holds OTHER's cluster address instead of its own
   step 9 (thor5: Slurm and slice holders):
   slurmd-down                   the node's slurmd stops; slurmctld still lists the node
   node-drained [REASON...]      the node is drained in Slurm with REASON
   partition-unlimited           the Slurm partition loses its MaxTime (node: the controller)
+  munge-key-differs             the node's munged restarts with another key (not the controller)
   holder-sudo [LOGIN]           a slice holder (default: the node's current one) joins the sudo group
   home-open [LOGIN]             a slice holder's home becomes mode 755
   job-no-time-limit [LOGIN]     a slice holder runs a job (run-u42.service) without RuntimeMaxSec
@@ -52,6 +54,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   sparkrun-missing              the sparkrun CLI is gone from the head's PATH
   netplan-down-twin             the node's 40-cx7.yaml names the Down twins (f0np0) of the cabled interfaces
   sparkrun-transfer-mgmt        the cluster definition's transfer interface becomes mgmt
+  sparkrun-other-user [USER]    the cluster definition's user becomes USER (default ubuntu), not the nodes' login
   image-missing [IMAGE]         an image of [sparkrun] images (default: the first) is gone from the head's Docker
   docker-no-access              the login is taken out of the node's docker group (gpasswd -d)
   sparkrun-sudoers-missing      the node loses the sudoers rules sparkrun's wizard installs

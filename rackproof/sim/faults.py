@@ -748,6 +748,22 @@ def _u_sparkrun_transfer_mgmt(rack, spec, node, name, undo):
     sparkrun.set_transfer_interface(head, name, "cx7")
 
 
+def _p_sparkrun_other_user(rack, spec, node, args):
+    """The definition's user a login the nodes do not have (`--user ubuntu`, sparkrun's own
+    example): sparkrun's SSH to every host is refused, the nodes' SSH mesh is whole."""
+    head, name = _sparkrun_head(rack, spec)
+    user = args[0] if args else "ubuntu"
+    if user == nodemod.USER:
+        raise SimError(f"{user} is the rack's login: sparkrun-other-user wants another")
+    sparkrun.set_user(head, name, user)
+    return name, {}, f"sparkrun cluster {name} on {head.spec.name} logs in as {user}, the nodes' login is {nodemod.USER}"
+
+
+def _u_sparkrun_other_user(rack, spec, node, name, undo):
+    head, _ = _sparkrun_head(rack, spec)
+    sparkrun.set_user(head, name, nodemod.USER)
+
+
 def _p_sparkrun_missing(rack, spec, node, args):
     head, _ = _sparkrun_head(rack, spec)
     path = head.dir / "bin" / "sparkrun"
@@ -983,12 +999,13 @@ _PLANT_AND_UNDO = {
     "partition-unlimited": (_p_partition_unlimited, _u_partition_unlimited),
     "munge-key-differs": (_p_munge_key_differs, _u_munge_key_differs),
     # sparkrun (spark2): the definition's hosts in the wrong order, on the management addresses,
-    # the head alone; the CLI gone from the head
+    # the head alone, its user not the nodes' login; the CLI gone from the head
     "sparkrun-order": (_p_sparkrun_hosts(lambda p: sparkrun.hosts(p)[::-1]), _u_sparkrun_hosts),
     "sparkrun-on-mgmt": (_p_sparkrun_hosts(lambda p: [n.mgmt_ip for n in p.nodes]), _u_sparkrun_hosts),
     "sparkrun-one-node": (_p_sparkrun_hosts(lambda p: [p.nodes[0].cluster_ip]), _u_sparkrun_hosts),
     "sparkrun-missing": (_p_sparkrun_missing, _u_sparkrun_missing),
     "sparkrun-transfer-mgmt": (_p_sparkrun_transfer_mgmt, _u_sparkrun_transfer_mgmt),
+    "sparkrun-other-user": (_p_sparkrun_other_user, _u_sparkrun_other_user),
     "netplan-down-twin": (_p_netplan_down_twin, _u_netplan_down_twin),
     # sparkrun's runtime: an image the recipes need gone from the head, the login out of the docker
     # group (sparkrun setup check: FAIL), sparkrun's scoped sudoers rules missing (WARN)

@@ -103,3 +103,7 @@ def update_hosts(node, name: str, hosts: list[str]) -> None:
 
 def set_transfer_interface(node, name: str, interface: str) -> None:
     _update(node, name, "--transfer-interface", interface)
+
+
+def set_user(node, name: str, user: str) -> None:
+    _update(node, name, "--user", user)
