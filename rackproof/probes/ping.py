@@ -109,8 +109,6 @@ def _check(values: dict) -> None:
         _number(values, "count", 1)
     if "size" in values:
         _number(values, "size", 0)
-    if "ident" in values:
-        _number(values, "ident", 1)
 
 
 # stderr joins stdout so that an error ("Name or service not known") is in the target's own
@@ -123,9 +121,3 @@ PING = Probe("ping", "reply, loss and round trip to a target", "LC_ALL=C ping -c
 PING_DF = Probe("ping -M do", "whether a packet of a given size crosses to a target unfragmented",
                 "LC_ALL=C ping -M do -s {size} -c 1 -W 1 {target} 2>&1", parse_ping, ("target",), ok_exit=(0, 1, 2),
                 check=_check)
-# the same, with the echo's identifier chosen (-e): a bond hashes an echo by its identifier, so
-# it picks the member the packet leaves by (rackproof.bondhash.echo_idents)
-PING_DF_VIA = Probe("ping -M do -e", "whether a packet of a given size crosses to a target unfragmented, "
-                    "over the bond member its echo identifier hashes to",
-                    "LC_ALL=C ping -M do -s {size} -e {ident} -c 1 -W 1 {target} 2>&1", parse_ping, ("target",),
-                    ok_exit=(0, 1, 2), check=_check)
