@@ -163,11 +163,11 @@ def _files(old: dict, new: dict):
 
 
 def _file(facts: dict) -> str:
-    return f"mode {facts['mode']}, {facts['owner']}:{facts['group']}, sha256 {_short(facts['sha256'])}"
+    return f"mode {_q(facts['mode'])}, {_q(facts['owner'])}:{_q(facts['group'])}, sha256 {_short(facts['sha256'])}"
 
 
 def _short(sha256: str | None) -> str:
-    return sha256[:12] if sha256 else "not readable"
+    return _q(sha256[:12]) if sha256 else "not readable"
 
 
 def _settings(what: str):

@@ -243,3 +243,10 @@ def test_before_needs_the_nodes_not_a_recording(tmp_path):
     snapshot.write(snap(**{"thor-2": NODE}), tmp_path / "before.json")
     proc = pytest_run("--replay", str(REPLAYS / "thor5-healthy"), f"--before={tmp_path / 'before.json'}", cwd=REPO)
     assert proc.returncode == 4 and "a --replay has no nodes to read" in proc.stderr, proc.stdout + proc.stderr
+
+
+def test_a_file_fact_with_a_control_character_is_shown_escaped():
+    doc = copy.deepcopy(snap(**{"thor-2": NODE}))
+    put(doc, ("nodes", "thor-2", "files", "/etc/netplan/40-cx7.yaml", "sha256"), "\x1f")
+    texts = [str(c) for c in compare(snap(**{"thor-2": NODE}), doc)]
+    assert texts and all("\x1f" not in t for t in texts) and any("\\x1f" in t for t in texts), texts
