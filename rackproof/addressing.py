@@ -57,17 +57,3 @@ def _ip(address: str) -> str:
     """The address without its prefix, written one way (an IPv4-mapped IPv6 address is the IPv4 one)."""
     ip = ipaddress.ip_interface(address).ip
     return str(ip.ipv4_mapped or ip) if ip.version == 6 else str(ip)
-
-
-def mtu_problem(pair: str, mtu: int, fits, over, theirs) -> str:
-    """What is wrong with a path's MTU, from a packet of `mtu` bytes and one of mtu + 1 sent with
-    don't-fragment (PingResults), "" if nothing; theirs() reads the receiver's cluster interface
-    (only when needed)."""
-    if not fits.received:
-        iface = theirs()
-        found = f"{iface.name} has MTU {iface.mtu}" if iface is not None and iface.mtu != mtu else \
-            "something on the path (the switch ports' MTU) drops them"
-        return f"{pair}: a {mtu}-byte packet got {fits.error or 'no reply'} ({pair.split(' -> ')[1]} {found})"
-    if over.received:
-        return f"{pair}: a {mtu + 1}-byte packet crossed whole (an MTU above {mtu} on the way)"
-    return ""

@@ -11,6 +11,12 @@ the active aggregator that can send, in the order they were enslaved):
     hash >>= 1                                     kernels since 4.14, see LOW_BIT_DROPPED
     member = hash % count
 
+An ICMP echo (request or reply) is hashed by its type, code and identifier instead of ports
+(bond_flow_dissect keeps flow.icmp; skb_flow_get_icmp_tci stores the identifier in host order
+since "flow_dissector: fix byteorder of dissected ICMP ID", 2021, in 5.12 and 5.10.27): the
+first word is type | code << 8 | identifier << 16. `ping -e ID` sets the
+identifier, so a ping can be steered onto a member as a connection is by its client port.
+
 The words are memcpy'd from the header, so on a little-endian CPU (x86-64; arm64 as on the
 Thor and the Spark) each is its four header bytes read little-endian. That is what is modelled
 here; bonding.rst's "hash = source port, destination port" and plain integer XORs give the same
@@ -66,21 +72,52 @@ def member(saddr: str, daddr: str, sport: int, dport: int, count: int, *,
     return xmit_hash(saddr, daddr, sport, dport, drop_low_bit=drop_low_bit) % count
 
 
-def spread_ports(saddr: str, daddr: str, dports: list[int], members: int, attempt: int = 0) -> list[int]:
+ECHO_REQUEST, ECHO_REPLY = 8, 0
+
+
+def echo_member(saddr: str, daddr: str, ident: int, count: int, icmp_type: int = ECHO_REQUEST) -> int:
+    """Which of `count` usable members sends an ICMP echo of that identifier (the kernel's
+    layer3+4 hash of ICMP, see above; always the same member for a request and its reply when
+    count is 2 or 4: the type differs in bit 3 only)."""
+    word = icmp_type | ident << 16
+    return _fold(word ^ _address_word(saddr) ^ _address_word(daddr), LOW_BIT_DROPPED) % count
+
+
+# Identifiers of the pings the suite steers (ping -e): a block of 64 per destination, chosen by
+# the last byte of its address, clear of the low ones ping's own sockets are given. Pings at the
+# same time to two destinations never share an identifier: a ping counts any echo reply that
+# carries its identifier as its own, whoever sent it.
+ECHO_BASE, ECHO_BLOCK = 40000, 64
+
+
+def echo_idents(saddr: str, daddr: str, members: int) -> list[int]:
+    """For each of `members` members (all usable), an identifier whose echo it sends."""
+    first = ECHO_BASE + ECHO_BLOCK * ipaddress.ip_address(daddr).packed[-1]
+    found: dict[int, int] = {}
+    for ident in range(first, first + ECHO_BLOCK):
+        found.setdefault(echo_member(saddr, daddr, ident, members), ident)
+        if len(found) == members:
+            return [found[k] for k in range(members)]
+    raise ValueError(f"no identifiers reach all {members} members from {saddr} to {daddr}")
+
+
+def spread_ports(saddr: str, daddr: str, dports: list[int], members: int, attempt: int = 0,
+                 held: frozenset[int] = frozenset()) -> list[int]:
     """A client port for each server port in `dports`, such that the streams saddr -> daddr are
     spread as evenly as they can be (each member streams // count of them, some one more) over
     the `members` members, and over any fewer of them too (a member lost during a measurement:
     the kernel hashes again modulo the members left). The ports do so on LOW_BIT_DROPPED's
     kernels, and where some allow, on the others too (over every count, else over all members).
-    Deterministic: the same inputs give the same ports, so a recording replays; `attempt` k
-    gives another set."""
+    Deterministic: the same inputs give the same ports; `attempt` k gives another set. No port
+    of `held` is chosen: a connection from it (one that stalled and still retransmits, or one
+    in TIME_WAIT) would make the client's bind() fail with "Address already in use"."""
     address = _address_word(saddr) ^ _address_word(daddr)
     modelled = [(count, LOW_BIT_DROPPED) for count in range(1, members + 1)]
     other = [(count, not LOW_BIT_DROPPED) for count in range(1, members + 1)]
     for models in (modelled + other, modelled + other[-1:], modelled):
         for restart in range(_RESTARTS):
             start = (attempt * ATTEMPT_STRIDE + restart * _RESTART_STEP) % len(CLIENT_PORTS)
-            ports = list(CLIENT_PORTS[start:]) + list(CLIENT_PORTS[:start])
+            ports = [p for p in list(CLIENT_PORTS[start:]) + list(CLIENT_PORTS[:start]) if p not in held]
             chosen = _first_fit(address, dports, ports[:_WINDOW], models)
             if chosen is not None:
                 return chosen

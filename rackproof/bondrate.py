@@ -7,8 +7,10 @@ lane show in iperf3's per-stream figures: two of them short of a lane and togeth
 lane (a lone slow stream is a slow lane, not a collision). Such a measurement is made once
 more with other ports; both attempts are reported and the better one is judged. A rate still
 short of the floor is explained from the evidence: a member without link or at a lower speed
-(ethtool on both nodes), streams the switch folded together although the sender spread them,
-or, with every lane whole and no lane shared, errors or slow hosts.
+(ethtool on both nodes), a path that drops packets of the MTU over some member (pings steered
+per member), a stream that stalled while the others ran, streams the switch folded together
+although the sender spread them, or, with every lane whole and no lane shared, errors or slow
+hosts.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from . import bondhash, traffic
+from . import bondhash, pathmtu, traffic
 from .failure import SLOW_LANE_CAUSES
 from .host import Host, ProbeFailed
+from .inventory import ClusterAtStep
 from .probes.ethtool import ETHTOOL
 from .probes.iperf import IperfResult, IperfStream
 
@@ -30,6 +33,8 @@ SHORT = 0.85
 SHARED = 1.15
 # Streams within 5% of each other are short alike: whatever slows them is not one lane's.
 EVEN = 0.05
+# A stream under 5% of a lane next to one at full rate has stalled: its path drops its frames.
+STALLED = 0.05
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,13 @@ class BondedRate:
                          f"{streams}; retransmits {retransmits}")
         return "; ".join(parts)
 
-    def cause(self, lane_mbps: int) -> str:
+    def stalled(self, result: IperfResult) -> tuple[IperfStream, ...]:
+        """The streams that moved next to nothing while another ran at full rate."""
+        if not any(s.received_bps >= SHORT * self.lane_bps for s in result.streams):
+            return ()
+        return tuple(s for s in result.streams if s.received_bps < STALLED * self.lane_bps)
+
+    def cause(self, lane_mbps: int, cluster: ClusterAtStep) -> str:
         """Why the best attempt fell short, chosen from what the lanes and the streams show."""
         checks = [_member(host, name, lane_mbps) for host in (self.sender, self.receiver) for name in host.spec.bond.lanes]
         slow = [(text, speed) for text, speed, known in checks if text and known]
@@ -86,6 +97,16 @@ class BondedRate:
             return (f"a bond member without link or slow: {'; '.join(text for text, _ in slow)}, expected "
                     f"{lane_mbps}Mb/s (see test_lane_speed and test_bond_state){''.join(': ' + w for w in why)}")
         best = self.best
+        stalled = ", ".join(f"the stream on {self.sent_on(s)} (port {s.local_port}, {s.received_bps / 1e9:.3g} Gbit/s)"
+                            for s in self.stalled(best))
+        path = pathmtu.blocked(self.sender, self.receiver.spec, cluster)
+        if path:
+            return f"{path}" + (f": {stalled} stalled" if stalled else "") + unknown
+        if stalled:
+            return (f"{stalled} stalled while the others ran at full rate, though packets of the MTU cross every "
+                    f"member: that lane's path drops the stream's frames (the switch port of {self.sender.name}'s "
+                    f"member or of {self.receiver.name}'s LAG member it hashes to: its errors and drops, ethtool -S "
+                    f"on both nodes){unknown}")
         if self.shared_a_lane(best):
             lanes = {self.sent_on(s) for s in best.streams}
             if len(lanes) == min(len(best.streams), len(self.sender.spec.bond.lanes)):

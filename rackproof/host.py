@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from . import bondhash
 from .inventory import Inventory, Node
 from .probe import Command, Probe
 from .probes import ParseError
 from .probes.ibdev2netdev import IBDEV2NETDEV, twins
 from .probes.ip import ADDRESSES, ROUTE_GET
 from .probes.netplan import NAMING_INTERFACES
-from .probes.ping import PING, PING_DF
+from .probes.ping import PING, PING_DF, PING_DF_VIA
 from .remote import Evidence, EvidenceLog, LocalTransport, Remote, Result, SshTransport
 from .replay import Recording, RecordingTransport, ReplayTransport
 
@@ -124,16 +125,25 @@ class Host:
         commands = {target: PING.command(target=target, count=count) for target in targets}
         return self.read_at_once(commands, PING.parser, timeout=30 + 2 * count)
 
-    def path_mtu(self, targets: list[str], mtu: int):
-        """({target: a packet of exactly `mtu` bytes}, {target: one of mtu + 1}): PingResults of
-        packets with don't-fragment. All are sent at once in one round trip: the larger ones wait
-        out ping's second for a reply that must not come."""
-        sizes = {"fits": mtu - 28, "over": mtu - 27}
-        commands = {f"{kind}@{target}": PING_DF.command(target=target, size=size)
-                    for kind, size in sizes.items() for target in targets}
+    def path_mtu(self, targets: list[str], mtu: int, members: int = 1):
+        """({target: (packets of exactly `mtu` bytes, ...)}, {target: of mtu + 1}): PingResults
+        of packets with don't-fragment. Over a bond of `members` members the packets of the MTU
+        are sent over each, in bond order, steered by their echo identifier (a path MTU is proven
+        per member: a ping that is not steered crosses one member only). All are sent at once in
+        one round trip: the larger ones wait out ping's second for a reply that must not come."""
+        commands = {}
+        for target in targets:
+            if members > 1:
+                for ident in bondhash.echo_idents(self.spec.ip, target, members):
+                    commands[f"fits-{ident}@{target}"] = PING_DF_VIA.command(target=target, size=mtu - 28, ident=ident)
+            else:
+                commands[f"fits@{target}"] = PING_DF.command(target=target, size=mtu - 28)
+            commands[f"over@{target}"] = PING_DF.command(target=target, size=mtu - 27)
         found = self.read_at_once(commands, lambda text, label: PING_DF.parser(text, label.split("@", 1)[1]),
                                   timeout=30)
-        return tuple({t: found[f"{kind}@{t}"] for t in targets} for kind in sizes)
+        fits = {t: tuple(result for label, result in found.items() if label.startswith("fits")
+                         and label.split("@", 1)[1] == t) for t in targets}
+        return fits, {t: found[f"over@{t}"] for t in targets}
 
     def set_at_run_time(self, interfaces, present: dict | None = None) -> tuple[list[str], tuple[str, ...]]:
         """(every global address of `interfaces` that no netplan file names, as "ADDRESS on

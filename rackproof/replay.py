@@ -21,7 +21,7 @@ from .remote import CommandTimeout, NodeUnreachable, Result, Transport
 
 # option value or name pattern -> mask; options whose values are incidental to the check
 _INCIDENTAL = [
-    (re.compile(r"(?<=\s)(-p|--port|-t|--time|-D|--duration|-W|--timeout|-i|--interval"
+    (re.compile(r"(?<=\s)(-p|--port|--cport|-t|--time|-D|--duration|-W|--timeout|-i|--interval"
                 r"|-o ConnectTimeout=|ConnectTimeout=)\s*\d+(\.\d+)?"), r"\1 <n>"),
     (re.compile(r"/tmp/[\w.@-]+"), "<tmp>"),
     (re.compile(r"\bkill (-\w+ )?\d+"), r"kill \1<pid>"),

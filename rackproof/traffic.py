@@ -18,6 +18,7 @@ from .probe import Command, Probe
 from .probes import ParseError
 from .probes.iperf import IPERF3_CLIENT, IPERF3_FROM_PORT, IPERF3_SERVER, WARM_UP_SECONDS, IperfResult
 from .probes.perftest import IB_WRITE_BW, IB_WRITE_BW_SERVER
+from .probes.sockets import HELD_CLIENT_PORTS
 
 PORTS = range(5201, 5300)
 SERVER_TRIES = 3
@@ -123,15 +124,17 @@ def _lifetime(seconds: int) -> float:
 def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: int, attempt: int,
             client_ports: Sequence[int] | None) -> IperfResult:
     lifetime = _lifetime(seconds)
+    # never a client port a connection still holds: one that stalled (a path that drops
+    # full-size frames leaves it retransmitting for minutes) would fail the next client's bind
+    held = frozenset() if client_ports else sender.read(HELD_CLIENT_PORTS)
     with ExitStack() as stack:
-        # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...) and client
-        # ports computed from them: the same run asks the same commands, so a recording replays
+        # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...)
         dports = [stack.enter_context(server(receiver, _iperf3_server(address), lifetime=lifetime,
                                              ports=PORTS[i::streams][:SERVER_TRIES]))
                   for i in range(streams)]
         cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
-                                                            len(sender.spec.bond.lanes), attempt))
-        clients = {f"iperf3:{cport}->{address}:{dport}":
+                                                            len(sender.spec.bond.lanes), attempt, held))
+        clients = {f"iperf3->{address}:{dport}":
                    IPERF3_FROM_PORT.command(address=address, port=dport, client_port=cport, seconds=seconds)
                    for cport, dport in zip(cports, dports)}
         results = sender.read_at_once(clients, lambda text, _: IPERF3_FROM_PORT.parser(text), timeout=lifetime)

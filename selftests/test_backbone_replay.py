@@ -20,13 +20,15 @@ def test_healthy_thor5_passes_every_check_and_writes_a_report_with_evidence(pyte
 def test_lane_down_and_fec_mismatch_fail_those_two_and_what_rides_the_dead_lane(pytester):
     run = run_suite(pytester, "--replay", str(REPLAYS / "thor5-lane-down-fec-mismatch"))
     # thor-3's bond lost a member: its state fails, and so does -P 4 from thor-3 to each peer and
-    # from thor-2 to it (as recorded: the switch's hash put thor-2's streams onto three lanes), each
-    # naming the lane without link as the cause
+    # from each peer to it (four streams over the three members left, on either side: thor-3's bond
+    # and the switch's LAG towards it), each naming the lane without link as the cause
     bonded = "test_throughput::test_iperf3_bonded_four_streams"
     assert run.failed == {"test_lanes::test_lane_link_detected[thor-3:mgbe1_0]",
                           "test_lanes::test_lane_fec[thor-2:mgbe0_0]", "test_bond::test_bond_state[thor-3]",
-                          f"{bonded}[thor-2->thor-3]"} | {f"{bonded}[thor-3->thor-{k}]" for k in (1, 2, 4, 5)}, run.output
-    assert "thor-3 mgbe1_0 (switch port 10) without link" in run.messages[f"{bonded}[thor-2->thor-3]"]
+                          } | {f"{bonded}[thor-3->thor-{k}]" for k in (1, 2, 4, 5)} | \
+        {f"{bonded}[thor-{k}->thor-3]" for k in (1, 2, 4, 5)}, run.output
+    for k in (1, 2, 4, 5):
+        assert "thor-3 mgbe1_0 (switch port 10) without link" in run.messages[f"{bonded}[thor-{k}->thor-3]"]
     down = run.messages["test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"]
     assert "thor-3 mgbe1_0" in down and "port 10" in down and "Link detected: no" in down
     fec = run.messages["test_lanes::test_lane_fec[thor-2:mgbe0_0]"]

@@ -15,6 +15,11 @@ __bond_xmit_hash's memcpy of the ports), on a little-endian CPU:
 
   fd00::1:61000 -> fd00::2:5201 (each address: its four words XORed, 0x010000FD and 0x020000FD)
     hash = 0x511448EE ^ 0x010000FD ^ 0x020000FD = 0x521448EE -> 0x52141AFA -> 0x52460EE0 -> 0x29230770
+
+  an ICMP echo request 10.10.0.11 -> 10.10.0.12, identifier 40000 (0x9C40)
+    type, code, identifier (host order) as one LE word   0x9C400008
+    hash = 0x9C400008 ^ 0x0B000A0A ^ 0x0C000A0A = 0x9B400008 -> 0x9B409B48 -> 0x9BDBDBD3 -> 0x4DEDEDE9
+    of 4 members: 1; of 3: 1306389993 % 3 = 1
 """
 
 from functools import reduce
@@ -91,6 +96,51 @@ def test_ports_are_chosen_again_alike_and_a_retry_takes_others():
     again = bondhash.spread_ports("10.10.0.11", "10.10.0.12", SERVER_PORTS[0], 4, attempt=1)
     assert not set(first) & set(again)
     assert all(p in bondhash.CLIENT_PORTS for p in first + again)
+
+
+def test_a_port_a_connection_still_holds_is_never_chosen():
+    """A stream that stalled leaves its socket retransmitting for minutes: its client port
+    would fail the next client's bind ("Address already in use")."""
+    first = bondhash.spread_ports("10.10.0.11", "10.10.0.14", SERVER_PORTS[0], 4)
+    other = bondhash.spread_ports("10.10.0.11", "10.10.0.15", SERVER_PORTS[0], 4)
+    held = frozenset(first)
+    again = bondhash.spread_ports("10.10.0.11", "10.10.0.15", SERVER_PORTS[0], 4, held=held)
+    assert set(first) & set(other), "without the held ports, two destinations share client ports"
+    assert not held & set(again)
+    assert {bondhash.member("10.10.0.11", "10.10.0.15", s, d, 4) for s, d in zip(again, SERVER_PORTS[0])} == {0, 1, 2, 3}
+
+
+def test_the_kernels_echo_hash_worked_out_by_hand():
+    assert bondhash.echo_member("10.10.0.11", "10.10.0.12", 40000, 4) == 1
+    assert bondhash.echo_member("10.10.0.11", "10.10.0.12", 40000, 3) == 1
+
+
+@pytest.mark.parametrize("saddr, daddr", PAIRS)
+@pytest.mark.parametrize("members", [2, 3, 4])
+def test_an_echo_identifier_for_each_member(saddr, daddr, members):
+    idents = bondhash.echo_idents(saddr, daddr, members)
+    assert [bondhash.echo_member(saddr, daddr, i, members) for i in idents] == list(range(members))
+    assert all(0 < i < 1 << 16 for i in idents)
+
+
+def test_pings_to_two_destinations_at_once_never_share_an_identifier():
+    """ping counts any echo reply with its identifier as its own: a reply from the other
+    destination would pass a path that drops the packet."""
+    nodes = [f"10.10.0.{k}" for k in range(1, 255)]
+    for daddr in nodes[:8]:
+        mine = set(bondhash.echo_idents("10.10.0.11", daddr, 4))
+        for other in nodes:
+            if other != daddr:
+                assert not mine & set(bondhash.echo_idents("10.10.0.11", other, 4))
+
+
+@given(st.integers(1, 65535))
+def test_an_echo_and_its_reply_leave_by_the_same_member_index_for_two_and_four(ident):
+    """The reply (type 0) differs from the request (type 8) in bit 3 only, which the hash folds
+    away below the two bits that pick one of 2 or 4 members."""
+    for count in (2, 4):
+        assert (bondhash.echo_member("10.10.0.11", "10.10.0.14", ident, count)
+                == bondhash.echo_member("10.10.0.14", "10.10.0.11", ident, count, bondhash.ECHO_REPLY))
 
 
 @pytest.mark.parametrize("streams, members", [(3, 3), (3, 4), (6, 4)])

@@ -54,7 +54,7 @@ from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, 
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
-from rackproof.probes.sockets import parse_ss_listen, scope
+from rackproof.probes.sockets import parse_ss_listen, parse_ss_ports, scope
 from rackproof.probes.sparkrun import ClusterDefinition, SetupCheck, parse_cluster_show, parse_setup_check, parse_version
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models, parse_sse_chunks
 from rackproof.probes.slurm import MungeDecode, parse_partition, parse_scontrol_ping, parse_sinfo_nodes, parse_unmunge
@@ -149,6 +149,8 @@ PARSERS = [
     Parser(parse_ss_listen, tuple, samples("ss_*"),
            check=lambda listeners: all(scope(listener.local_address) in ("any", "loopback", "specific")
                                        for listener in listeners)),
+    Parser(parse_ss_ports, frozenset, samples("ss_*"),
+           check=lambda ports: all(isinstance(port, int) and 0 <= port <= 65535 for port in ports)),
     Parser(parse_sse_chunks, list, samples("vllm_stream_*"), call=lambda text: list(parse_sse_chunks(text.splitlines()))),
     Parser(collect_chat_stream, ChatStream, samples("vllm_stream_*"),
            call=lambda text: collect_chat_stream(text.splitlines()), json="data: {}"),

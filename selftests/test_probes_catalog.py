@@ -26,7 +26,7 @@ WITH_VALUES = [p for p in PROBES if p.fields()]
 
 
 LISTS = {"targets", "packages", "names"}   # fields that take a list: one quoted word each
-NUMBERS = {"count", "size"}
+NUMBERS = {"count", "size", "ident"}
 
 
 def _hostile(probe: Probe, word: str) -> dict:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rackproof import addressing
+from rackproof import addressing, pathmtu
 from rackproof.failure import Failure
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.system import HOSTNAME
@@ -70,15 +70,9 @@ def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory):
                       cause="jumbo frames set on some nodes only; a mismatch drops large packets silently")
 
 def test_packets_of_the_mtu_cross_whole_and_no_larger(cluster_node, inventory, hosts):
-    peers = {n.ip: n for n in inventory.nodes if n.address and n.name != cluster_node.name}
-    mtu = inventory.expect.mtu or cluster_node.interfaces()[inventory.cluster_interface(cluster_node.spec)].mtu
-    fits, over = cluster_node.path_mtu(list(peers), mtu)
-    problems = [addressing.mtu_problem(f"{cluster_node.name} -> {peer.name}", mtu, fits[ip], over[ip],
-                                       lambda peer=peer: hosts[peer.name].interfaces().get(inventory.cluster_interface(peer)))
-                for ip, peer in peers.items()]
-    if any(problems):
-        raise Failure(cluster_node.name, "packets of the MTU with don't-fragment (ping -M do): "
-                      + "; ".join(filter(None, problems)),
+    problems = pathmtu.problems_of(cluster_node, inventory, hosts)
+    if problems:
+        raise Failure(cluster_node.name, "packets of the MTU with don't-fragment (ping -M do): " + "; ".join(problems),
                       cause="set the same MTU on every cluster interface and the switch ports (jumbo frames)")
 
 

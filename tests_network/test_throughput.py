@@ -7,7 +7,7 @@ block), with or without xdist.
 
 import pytest
 
-from rackproof import bondrate, traffic
+from rackproof import bondrate, pathmtu, traffic
 from rackproof.failure import Failure, judge
 from rackproof.references import lane_gbps, reference
 
@@ -31,8 +31,9 @@ def test_iperf3_one_stream(link_pair, inventory, measure):
         if other is not result:   # the short attempt, kept for the report
             measure("lane.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("lane.rate", link_pair.where, result.received_bps, "bit/s")
+    path = pathmtu.blocked(src, dst.spec, inventory) if m.verdict == "failed" else None
     judge(m, f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(runs)} attempts)",
-          SLOW_CAUSES, also=_figures(result))
+          str(path) if path else SLOW_CAUSES, also=_figures(result), seen=path is not None)
     if inventory.bonded(src.spec) and inventory.bonded(dst.spec):
         ceiling = reference("lane.one_stream_ceiling").expectation(inventory.expect)
         if ceiling.verdict(m.value) == "failed":
@@ -55,8 +56,8 @@ def test_iperf3_bonded_four_streams(link_pair, inventory, measure):
     for other in run.others:   # the attempt with streams sharing a lane, kept for the report
         measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)
-    judge(m, f"{link_pair.where} (bond0, iperf3 -P 4, {lanes} lanes)", run.cause(inventory.expect.lane_speed_mbps),
-          also=run.figures(), seen=True)
+    cause = run.cause(inventory.expect.lane_speed_mbps, inventory) if m.verdict == "failed" else ""
+    judge(m, f"{link_pair.where} (bond0, iperf3 -P 4, {lanes} lanes)", cause, also=run.figures(), seen=True)
 
 
 def _over_the_bonds(src, dst, inventory):

@@ -109,15 +109,24 @@ def _check(values: dict) -> None:
         _number(values, "count", 1)
     if "size" in values:
         _number(values, "size", 0)
+    if "ident" in values:
+        _number(values, "ident", 1)
 
 
 # stderr joins stdout so that an error ("Name or service not known") is in the target's own
 # answer; exit 1 (no reply) and 2 (an error) still answer: PingResult says which
 PING = Probe("ping", "reply, loss and round trip to a target", "LC_ALL=C ping -c {count} -W 1 -i 0.2 {target} 2>&1",
              parse_ping, ("target",), ok_exit=(0, 1, 2), check=_check)
-# one packet of `size` bytes of payload (+ 28 of IP and ICMP headers) with don't-fragment set:
-# it arrives whole or not at all ("ping: local error: message too long, mtu=1500" when the
-# sender's own MTU is smaller)
-PING_DF = Probe("ping -M do", "whether a packet of a given size crosses to a target unfragmented",
-                "LC_ALL=C ping -M do -s {size} -c 1 -W 1 {target} 2>&1", parse_ping, ("target",), ok_exit=(0, 1, 2),
-                check=_check)
+# packets of `size` bytes of payload (+ 28 of IP and ICMP headers) with don't-fragment set: each
+# arrives whole or not at all ("ping: local error: message too long, mtu=1500" when the sender's
+# own MTU is smaller). Three of them: one reply proves the path, and a packet lost to a moment's
+# congestion (a throughput test on the same lanes) is not a path that drops full-size frames.
+PING_DF = Probe("ping -M do", "whether packets of a given size cross to a target unfragmented",
+                "LC_ALL=C ping -M do -s {size} -c 3 -i 0.2 -W 1 {target} 2>&1", parse_ping, ("target",),
+                ok_exit=(0, 1, 2), check=_check)
+# the same, with the echo's identifier chosen (-e): a bond hashes an echo by its identifier, so
+# it picks the member the packet leaves by (rackproof.bondhash.echo_idents)
+PING_DF_VIA = Probe("ping -M do -e", "whether packets of a given size cross to a target unfragmented, "
+                    "over the bond member their echo identifier hashes to",
+                    "LC_ALL=C ping -M do -s {size} -e {ident} -c 3 -i 0.2 -W 1 {target} 2>&1", parse_ping,
+                    ("target",), ok_exit=(0, 1, 2), check=_check)

@@ -1,4 +1,4 @@
-"""`ss -Hltnp` (listening TCP sockets) -> who listens where.
+"""`ss -Hltnp` (listening TCP sockets) -> who listens where; `ss -Htan` -> the ports sockets hold.
 
 The guide wants an engine server on the node's cluster address: not 127.0.0.1 (the other
 nodes cannot reach it) and not every address (the house network could).
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import int_value
+from rackproof.bondhash import CLIENT_PORTS
 from rackproof.probe import Probe
 
 TOOL = "ss"
@@ -81,7 +82,24 @@ def scope(address: str) -> str:
     return "loopback" if ip.is_loopback else "specific"
 
 
+def parse_ss_ports(text: str) -> frozenset[int]:
+    """The local ports of the sockets `ss -Htan` lists (every state: a connection that stalled,
+    one in TIME_WAIT)."""
+    ports = set()
+    for line in text.splitlines():
+        columns = line.split()
+        if not columns:
+            continue
+        if len(columns) < 5:
+            raise ParseError(TOOL, f"not an ss socket row: {line!r}", text)
+        ports.add(_split_endpoint(columns[3], text)[2])
+    return frozenset(ports)
+
+
 LISTENING = Probe("ss", "every TCP socket listening, and on which address", "ss -Hltn", parse_ss_listen)
 # every listener with the process holding it (root sees every user's: the suite's sudoers rule)
 LISTENING_PROCESSES = Probe("sudo ss", "every TCP and UDP socket listening, and the process holding it",
                             "sudo -n ss -Hltnup", parse_ss_listen)
+# the range the suite chooses client ports from (above the kernel's ephemeral ports)
+HELD_CLIENT_PORTS = Probe("ss client ports", "the client ports that TCP sockets hold, in any state",
+                          f"ss -Htan 'sport >= :{CLIENT_PORTS.start}'", parse_ss_ports)

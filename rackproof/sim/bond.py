@@ -18,7 +18,9 @@ from ports connect() picks therefore share lanes about nine times in ten, as on 
 When a lane goes down or comes back, every connection is hashed again over the lanes up, as
 the kernel does. Until the monitor has seen a connection (its first 200 ms at most), and for
 UDP, a static stand-in applies: two bits of each port ((port >> 1) & 3, XORed), which is the
-kernel's choice only for some addresses and ports.
+kernel's choice only for some addresses and ports. ICMP echoes between the rack's cluster
+addresses take the member the kernel's hash of their identifier gives (with 2 or 4 members
+up), so that a ping steered with `ping -e` crosses the member it was meant for.
 """
 
 from __future__ import annotations
@@ -54,12 +56,32 @@ def _hash_filters(dev: str, targets: list[str]) -> list[str]:
     return lines
 
 
-def spread_lines(dev: str, targets: list[str], *, first: bool = False) -> list[str]:
-    """tc batch lines: (re)classify what arrives on `dev` over `targets` (the up lanes/ports).
-    The per-connection filters (prio 5, see flow_line) are left alone."""
+def _echo_filters(dev: str, targets: list[str], echoes) -> list[str]:
+    """ICMP echoes (requests and replies) between each (source, destination) of `echoes`, on the
+    member the kernel's hash of their identifier gives (bondhash.echo_member). Over 2 or 4
+    members that member depends on the identifier's bits 1, 2, 9 and 10 only, so 16 filters per
+    address pair are exact; a hash modulo 3 depends on every bit, so with 3 members up echoes
+    take the first (the catch-all filter), as with one."""
+    if len(targets) not in (2, 4):
+        return []
+    lines = []
+    for src, dst in echoes:
+        for bits in range(16):
+            ident = (bits & 3) << 1 | (bits >> 2) << 9
+            target = targets[bondhash.echo_member(src, dst, ident, len(targets))]
+            lines.append(f"filter add dev {dev} ingress protocol ip prio 10 u32 match ip protocol 1 0xff "
+                         f"match ip src {src}/32 match ip dst {dst}/32 match u8 0 0xf7 at 20 "
+                         f"match u16 0x{ident:04x} 0x0606 at 24 action mirred egress redirect dev {target}")
+    return lines
+
+
+def spread_lines(dev: str, targets: list[str], *, first: bool = False, echoes=()) -> list[str]:
+    """tc batch lines: (re)classify what arrives on `dev` over `targets` (the up lanes/ports);
+    `echoes`: the (source, destination) addresses of the pings that cross `dev`. The
+    per-connection filters (prio 5, see flow_line) are left alone."""
     lines = [] if first else [f"filter del dev {dev} ingress prio 10", f"filter del dev {dev} ingress prio 100"]
     if targets:
-        lines += _hash_filters(dev, targets)
+        lines += _hash_filters(dev, targets) + _echo_filters(dev, targets, echoes)
     return lines
 
 

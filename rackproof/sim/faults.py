@@ -829,7 +829,8 @@ def _u_sparkrun_sudoers_missing(rack, spec, node, target, undo):
 # --- cabling: plugs in other ports, lldpd ------------------------------------------------------
 # A plug moved to another port is the port's name moved: the switch's lldpd announces the new name
 # on the same veth, as a real switch announces the port a cable is now in. Traffic follows the
-# cable, and a fault planted later by port (lane-down) takes down the port, whatever is in it.
+# cable, and so does a fault planted later on the lane (lane-down, port-at-10G): the switch acts
+# on the port the cable is in now (Topology.port_of).
 
 def _port_names(rack) -> set[str]:
     out = run(["ip", "-n", rack.topo.fabric_ns, "-o", "link", "show"]).stdout
@@ -934,6 +935,28 @@ def _u_mtu_lowered(rack, spec, node, iface, undo):
     rack.node(node).sh(f"ip link set dev {iface} mtu 1500")
 
 
+def _p_switch_mtu_lowered(rack, spec, node, args):
+    """The switch's port towards the node left at a lower MTU than the nodes' (a port profile
+    without jumbo frames): it drops larger frames both ways, and nothing on the node says so.
+    Without a lane, the node's port on the switch's bridge (its LAG when bonded); with a lane,
+    the port that lane's cable is in (a LAG member when bonded)."""
+    lanes, mtus = [a for a in args if not a.isdigit()], [a for a in args if a.isdigit()]
+    mtu = int(mtus[0]) if mtus else 1400
+    if not 576 <= mtu < 1500 or len(lanes) > 1 or len(mtus) > 1:
+        raise SimError("switch-mtu-lowered takes [LANE] [MTU], the MTU below the rack's 1500 (576-1499)")
+    if spec.bond_lanes and not lanes:
+        dev, what = rack.topo.lag(spec)[0], "LAG"
+    else:
+        lane = _lane(spec, lanes or [spec.interface])
+        dev, what = rack.topo.port_of(spec, lane), f"{lane}'s port"
+    return dev, rack.topo.limit_frames(dev, mtu), \
+        f"{node}'s {what} on the switch ({dev}) has MTU {mtu}, the nodes 1500: larger frames are dropped both ways"
+
+
+def _u_switch_mtu_lowered(rack, spec, node, dev, undo):
+    rack.topo.lift_frame_limit(undo)
+
+
 def _p_lldpd_missing(rack, spec, node, args):
     pid = rack.record["nodes"][node].get("lldpd")
     if not pid_alive(pid):
@@ -954,6 +977,7 @@ _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
     "lldpd-missing": (_p_lldpd_missing, _u_lldpd_missing), "marginal-cable": (_p_marginal_cable, _u_marginal_cable),
     "mtu-lowered": (_p_mtu_lowered, _u_mtu_lowered),
+    "switch-mtu-lowered": (_p_switch_mtu_lowered, _u_switch_mtu_lowered),
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
     "fec-mismatch": (_p_fec, _u_fec), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
     "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),

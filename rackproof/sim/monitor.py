@@ -31,7 +31,7 @@ from .util import batch, in_netns, set_proctitle
 RTM_NEWLINK, RTM_GETLINK = 16, 18
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLM_F_REQUEST, NLM_F_DUMP = 1, 0x300
-IFLA_IFNAME = 3
+IFLA_IFNAME, IFLA_LINK = 3, 5
 IFF_UP, IFF_LOWER_UP = 0x1, 0x10000
 NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY, TCPDIAG_GETSOCK = 4, 20, 18
 # TCP states worth a lane: everything but TIME_WAIT, CLOSE and LISTEN
@@ -58,26 +58,34 @@ def _messages(sock: socket.socket):
             off += (length + 3) & ~3
 
 
-def link_states(sock: socket.socket, seq: int) -> dict[str, bool]:
-    """name -> up (IFF_UP and carrier) for every link of the socket's namespace."""
+def link_table(sock: socket.socket, seq: int) -> dict[str, tuple[int, bool, int | None]]:
+    """name -> (index, up (IFF_UP and carrier), the index of its veth peer or None) for every
+    link of the socket's namespace."""
     sock.send(struct.pack("=IHHII", 32, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, seq, 0)
               + struct.pack("=BxHiII", 0, 0, 0, 0, 0))
-    out: dict[str, bool] = {}
+    out: dict[str, tuple[int, bool, int | None]] = {}
     for kind, msg in _messages(sock):
         if kind != RTM_NEWLINK:
             continue
-        _fam, _type, _index, flags, _change = struct.unpack_from("=BxHiII", msg, 0)
-        attr, name = 16, None
+        _fam, _type, index, flags, _change = struct.unpack_from("=BxHiII", msg, 0)
+        attr, name, peer = 16, None, None
         while attr + 4 <= len(msg):
             alen, atype = struct.unpack_from("=HH", msg, attr)
             if alen < 4:
                 break
             if atype == IFLA_IFNAME:
                 name = msg[attr + 4: attr + alen].split(b"\0", 1)[0].decode()
+            elif atype == IFLA_LINK:
+                (peer,) = struct.unpack_from("=i", msg, attr + 4)
             attr += (alen + 3) & ~3
         if name:
-            out[name] = bool(flags & IFF_UP) and bool(flags & IFF_LOWER_UP)
+            out[name] = (index, bool(flags & IFF_UP) and bool(flags & IFF_LOWER_UP), peer)
     return out
+
+
+def link_states(sock: socket.socket, seq: int) -> dict[str, bool]:
+    """name -> up (IFF_UP and carrier) for every link of the socket's namespace."""
+    return {name: up for name, (_, up, _) in link_table(sock, seq).items()}
 
 
 def tcp_connections(sock: socket.socket, seq: int) -> set[tuple[str, int, str, int]]:
@@ -118,9 +126,7 @@ class NodeBond:
         self.flows: dict[tuple[int, str, int], int] = {}   # (lport, rip, rport) -> filter handle
         self.free_handles = list(range(0xffe, 0, -1))   # 800::fff is the anchor
         self.model_mtime = None
-
-    def port_of(self, lane: str) -> str:
-        return f"swp{self.spec.lane(lane).switch_port}"
+        self.cables: dict[str, int | None] = {}   # lane -> the switch's end of its veth pair (index)
 
 
 class Monitor:
@@ -130,6 +136,8 @@ class Monitor:
         self.profile = get_profile(record["profile"])
         self.topo = Topology(self.profile, self.state)
         self.nodes = [NodeBond(n, self.topo) for n in self.profile.nodes if n.bond_lanes]
+        self.switch = open_rtnl(self.topo.fabric_ns)
+        self.ports: dict[int, str] = {}           # the switch's devices by index, as last read
         self.seq = 0
         self.polls = 0
 
@@ -138,8 +146,9 @@ class Monitor:
         changed = False
         for nb in self.nodes:
             self.seq += 1
-            states = link_states(nb.link, self.seq)
-            up = tuple(lane for lane in nb.spec.bond_lanes if states.get(lane))
+            table = link_table(nb.link, self.seq)
+            up = tuple(lane for lane in nb.spec.bond_lanes if lane in table and table[lane][1])
+            nb.cables = {lane: table[lane][2] for lane in nb.spec.bond_lanes if lane in table}
             try:
                 mtime = os.stat(self.state.model_path(nb.spec.name)).st_mtime
             except OSError:
@@ -162,11 +171,22 @@ class Monitor:
         if self.polls % FLOW_EVERY == 0 or changed:
             self.place_flows()
 
+    # A plug moved to another port takes that port's name (faults.py): the switch sends a
+    # node's frames to the port its cable is in now, the other end of the lane's veth pair.
+    def read_ports(self) -> None:
+        self.seq += 1
+        self.ports = {index: name for name, (index, _, _) in link_table(self.switch, self.seq).items()}
+
+    def port_of(self, nb: NodeBond, lane: str) -> str:
+        return self.ports[nb.cables[lane]]
+
     def rehash(self, nb: NodeBond) -> None:
         up = list(nb.up)
-        node_tc = bond.spread_lines(bond.BOND_PEER, up)
+        node_tc = bond.spread_lines(bond.BOND_PEER, up, echoes=self.topo.echoes(nb.spec, inbound=False))
         lag, lagp = self.topo.lag(nb.spec)
-        switch_tc = bond.spread_lines(lagp, [nb.port_of(lane) for lane in up])
+        self.read_ports()
+        switch_tc = bond.spread_lines(lagp, [self.port_of(nb, lane) for lane in up],
+                                      echoes=self.topo.echoes(nb.spec, inbound=True))
         # the kernel hashes every connection again modulo the members left (or back)
         for key, handle in list(nb.flows.items()):
             if up:
@@ -209,10 +229,11 @@ class Monitor:
     def _switch_flow(self, nb: NodeBond, key, handle: int) -> str:
         lport, rip, rport = key
         lane = bond.lane_for(rip, nb.ip, rport, lport, nb.up)
-        return bond.flow_line(self.topo.lag(nb.spec)[1], handle, rip, nb.ip, rport, lport, nb.port_of(lane))
+        return bond.flow_line(self.topo.lag(nb.spec)[1], handle, rip, nb.ip, rport, lport, self.port_of(nb, lane))
 
     def place_flows(self) -> None:
         switch_tc: list[str] = []
+        ports_read = False
         for nb in self.nodes:
             self.seq += 1
             try:
@@ -228,6 +249,9 @@ class Monitor:
                 node_tc.append(bond.flow_del_line(bond.BOND_PEER, handle))
                 switch_tc.append(bond.flow_del_line(lagp, handle))
                 nb.free_handles.append(handle)
+            if seen - set(nb.flows) and not ports_read:
+                self.read_ports()
+                ports_read = True
             for key in sorted(seen - set(nb.flows)):
                 if not nb.up or not nb.free_handles:
                     continue

@@ -71,18 +71,38 @@ class Topology:
         return f"lag{node.index}", f"lag{node.index}p"
 
     def far_end(self, node: NodeSpec, ifname: str) -> tuple[str, str]:
-        """(namespace, device) at the other end of a node's interface: the switch port, the
-        cable end, or the house switch port."""
+        """(namespace, device) at the other end of a node's interface: the switch port its cable
+        is in now, the cable end, or the house switch port."""
         if ifname == node.mgmt_iface:
             return self.house, self.house_port(node)
+        if any(lane.name == ifname and lane.connected for lane in node.lanes):
+            return self.fabric_ns, self.port_of(node, ifname)
         for lane in node.lanes:
             if lane.name == ifname:
-                dev = f"swp{lane.switch_port}" if lane.connected else f"nc{node.index}-{ifname[4]}"
-                return self.fabric_ns, dev
+                return self.fabric_ns, self.planned_port(node, lane)
         for k, c in enumerate(node.cx7):
             if c.name == ifname:
                 return self.fabric_ns, self.cable_port(node, c, k)
         raise SimError(f"{node.name} has no interface named {ifname}")
+
+    @staticmethod
+    def planned_port(node: NodeSpec, lane) -> str:
+        """The switch's device of a lane's cable when the rack is built (its planned port)."""
+        return f"swp{lane.switch_port}" if lane.connected else f"nc{node.index}-{lane.name[4]}"
+
+    def port_of(self, node: NodeSpec, lane: str) -> str:
+        """The switch port a lane's cable is in now: a plug moved to another port takes that
+        port's name (faults.py), so the port is found as the other end of the lane's veth pair,
+        by its index, which no rename changes."""
+        link = json.loads(run(["ip", "-j", "-n", self.node_ns(node.name), "link", "show", "dev", lane]).stdout)[0]
+        ports = json.loads(run(["ip", "-j", "-n", self.fabric_ns, "link", "show"]).stdout)
+        return next(p["ifname"] for p in ports if p["ifindex"] == link["link_index"])
+
+    def echoes(self, node: NodeSpec, inbound: bool) -> list[tuple[str, str]]:
+        """(source, destination) of the pings between a node's cluster address and the others'
+        (towards the node when `inbound`): the ones its bond or LAG spreads by identifier."""
+        peers = [n.ip for n in self.p.nodes if n.ip and n.name != node.name]
+        return [(peer, node.ip) if inbound else (node.ip, peer) for peer in peers]
 
     @staticmethod
     def cable_port(node: NodeSpec, c, k: int) -> str:
@@ -129,13 +149,15 @@ class Topology:
 
     def _switch(self, ip: dict, tc: dict) -> None:
         sw = self.fabric_ns
-        ip[sw] += ["link add name br0 type bridge", "link set br0 up"]
+        ip[sw] += ["link add name br0 type bridge", "link set br0 up",
+                   f"link add name {DISCARD} type veth peer name {DISCARD}p",
+                   f"link set {DISCARD} up", f"link set {DISCARD}p up"]
         rate = self.p.shaped_mbit
         for node in self.p.nodes:
             ns = self.node_ns(node.name)
             bonded = set(node.bond_lanes or [])
             for lane in node.lanes:
-                far = self.far_end(node, lane.name)[1]
+                far = self.planned_port(node, lane)
                 ip[sw].append(f"link add name {far} type veth peer name {lane.name} "
                               f"address {mac(self.p, node, lane.name)} netns {ns}")
                 ip[ns].append(f"link set {lane.name} up")
@@ -152,14 +174,15 @@ class Topology:
                            f"link set {lag} master br0", f"link set {lag} up", f"link set {lagp} up"]
                 ports = [f"swp{node.lane(n).switch_port}" for n in node.bond_lanes]
                 tc[sw] += [f"qdisc add dev {lagp} clsact", bond.anchor_line(lagp)] + bond.collect_lines(ports, lagp)
-                tc[sw] += bond.spread_lines(lagp, ports, first=True)
+                tc[sw] += bond.spread_lines(lagp, ports, first=True, echoes=self.echoes(node, inbound=True))
                 bmac = mac(self.p, node, node.bond_lanes[0])
                 ip[ns] += [f"link add name bond0 address {bmac} type veth peer name {bond.BOND_PEER}",
                            f"addr add {node.address} dev bond0",
                            f"link set {bond.BOND_PEER} up", "link set bond0 up"]
                 tc[ns] += [f"qdisc add dev {bond.BOND_PEER} clsact", bond.anchor_line(bond.BOND_PEER)]
                 tc[ns] += bond.collect_lines(node.bond_lanes, bond.BOND_PEER)
-                tc[ns] += bond.spread_lines(bond.BOND_PEER, list(node.bond_lanes), first=True)
+                tc[ns] += bond.spread_lines(bond.BOND_PEER, list(node.bond_lanes), first=True,
+                                            echoes=self.echoes(node, inbound=False))
             elif node.address:
                 ip[ns].append(f"addr add {node.address} dev {node.interface}")
 
@@ -193,6 +216,57 @@ class Topology:
         ns, dev = self.far_end(node, ifname)
         batch("tc", self.node_ns(node.name), shaping.change_lines(ifname, mbit))
         batch("tc", ns, shaping.change_lines(dev, mbit))
+
+    def limit_frames(self, dev: str, mtu: int) -> dict:
+        """The switch's port `dev` set to MTU `mtu`: it drops larger frames both ways. What
+        lift_frame_limit needs to put the port back."""
+        before = json.loads(run(["ip", "-j", "-n", self.fabric_ns, "link", "show", "dev", dev]).stdout)[0]["mtu"]
+        qdiscs = run(["tc", "-n", self.fabric_ns, "qdisc", "show", "dev", dev]).stdout
+        added = "clsact" not in qdiscs
+        lines = ([f"qdisc add dev {dev} clsact"] if added else []) + [
+            line for way in ("ingress", "egress") for line in oversize_lines(dev, way, mtu)]
+        batch("ip", self.fabric_ns, [f"link set dev {dev} mtu {mtu}"])
+        batch("tc", self.fabric_ns, lines)
+        return {"dev": dev, "mtu": before, "clsact": added, "limit": mtu}
+
+    def lift_frame_limit(self, undo: dict) -> None:
+        dev = undo["dev"]
+        lines = [f"qdisc del dev {dev} clsact"] if undo["clsact"] else [
+            f"filter del dev {dev} ingress protocol all prio 1 handle 800::{k:x} u32"
+            for k in range(1, len(_above(undo["limit"])) + 1)] + [f"filter del dev {dev} egress protocol all prio 1"]
+        batch("tc", self.fabric_ns, lines)
+        batch("ip", self.fabric_ns, [f"link set dev {dev} mtu {undo['mtu']}"])
+
+
+# The switch's discard: a frame a port drops is redirected here (this kernel has neither the
+# gact nor the police action) and goes no further: drop0p delivers it to nobody.
+DISCARD = "drop0"
+
+
+def _above(limit: int) -> list[tuple[int, int]]:
+    """(value, mask) pairs that together match exactly the 16-bit numbers above `limit`."""
+    blocks, n = [], limit + 1
+    while n < 1 << 16:
+        size = n & -n
+        while n + size > 1 << 16:
+            size >>= 1
+        blocks.append((n, 0xFFFF & ~(size - 1)))
+        n += size
+    return blocks
+
+
+def oversize_lines(dev: str, way: str, mtu: int) -> list[str]:
+    """tc lines: IPv4 packets longer than `mtu` crossing `dev` (way: ingress or egress) go to the
+    discard, ahead of whatever else the port does with them (prio 1; on ingress, where a LAG
+    member's own filter is, the lowest handles: u32's handles are shared by both ways, so
+    egress, where the port has no other filter, takes whichever come). A GSO packet counts by
+    its whole length: the model takes the nodes' segments to be of their own MTU, as a TCP
+    sender's are."""
+    return [f"filter add dev {dev} {way} protocol all prio 1"
+            + (f" handle 800::{k:x}" if way == "ingress" else "")
+            + f" u32 match u8 0x40 0xf0 at 0 match u16 0x{value:04x} 0x{mask:04x} at 2"
+              f" action mirred egress redirect dev {DISCARD}"
+            for k, (value, mask) in enumerate(_above(mtu), start=1)]
 
 
 def _sysctls(is_node: bool) -> None:

@@ -26,7 +26,9 @@ def _params(mbit: float) -> str:
 # Small packets (TCP's ACKs) go first: the shaper's queue holds up to a thousand 64 KB GSO
 # packets, seconds of data at these rates, which a NIC's ring never does; an ACK queued behind
 # the lane's outgoing data would stall what the lane receives meanwhile (a node sends to one peer
-# while it receives from another in a round of throughput tests). IPv4 total length < 256.
+# while it receives from another in a round of throughput tests). IPv4 total length < 256. So do
+# pings of any size: a don't-fragment ping of the MTU waits one second for its reply, which a
+# real lane's queue never delays that long.
 SMALL, BULK = "1:10", "1:20"
 
 
@@ -38,6 +40,7 @@ def htb_lines(dev: str, mbit: float) -> list[str]:
         f"class add dev {dev} parent 1:1 classid {SMALL} htb {_params(mbit)} prio 0",
         f"class add dev {dev} parent 1:1 classid {BULK} htb {_params(mbit)} prio 1",
         f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid {SMALL}",
+        f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip protocol 1 0xff flowid {SMALL}",
     ]
 
 
