@@ -483,6 +483,14 @@ class ClosedNetwork(Model):
     allow: list[AllowedListener] = Field([], max_length=64)
 
 
+class History(Model):
+    """[history]: where the run history lives (rackproof.history) and when a figure has drifted."""
+    path: FilePath | None = None     # the SQLite file; default reports/history.sqlite beside the reports
+    drift_share: Fraction = 0.05     # worse than its recent median by more than this share: a warning
+    runs: Annotated[int, Field(ge=1, le=100)] = 5   # the median is of this many earlier runs' figures
+    drift_fails: bool = False        # a drift fails its check instead of warning
+
+
 class Cluster(Model):
     name: ClusterName
     platform: Platform
@@ -502,6 +510,7 @@ class Inventory(Model):
     sparkrun: Sparkrun | None = None
     slices: Slices | None = None
     closed_network: ClosedNetwork = ClosedNetwork()
+    history: History = History()
 
     @model_validator(mode="before")
     @classmethod
