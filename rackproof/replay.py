@@ -18,6 +18,10 @@ from pathlib import Path
 
 from .http import HttpRequest, HttpResponse
 from .remote import CommandTimeout, NodeUnreachable, Result, Transport
+from .userinput import read_regular_file
+
+# a recording's file is read whole: larger than any real one (thor5's largest is 0.3 MB)
+MAX_FILE_BYTES = 64 << 20
 
 # option value or name pattern -> mask; options whose values are incidental to the check
 _INCIDENTAL = [
@@ -49,25 +53,42 @@ def _read_dir(directory: Path, chain: list[Path]) -> dict[str, dict[str, dict]]:
     answers: dict[str, dict[str, dict]] = {}
     meta = directory / "replay.json"
     if meta.exists():
-        base = json.loads(meta.read_text()).get("base")
-        if base:
-            answers = _read_dir(directory / base, chain)
+        inherits = _json(meta)
+        if not isinstance(inherits, dict) or not isinstance(inherits.get("base", ""), str):
+            raise ReplayError(f'{meta}: not {{"base": "../other-recording"}}')
+        if inherits.get("base"):
+            answers = _read_dir(directory / inherits["base"], chain)
     for path in sorted(directory.glob("*.json")):
         if path.name == "replay.json":
             continue
-        try:
-            entries = json.loads(path.read_text())
-        except json.JSONDecodeError as e:
-            raise ReplayError(f"{path}: not valid JSON ({e})") from None
+        entries = _json(path)
         node = answers.setdefault(path.stem, {})
         if isinstance(entries, dict) and "unreachable" in entries:
             node.clear()
             node["<unreachable>"] = entries
             continue
         node.pop("<unreachable>", None)
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("command"), str)
+                                                    for e in entries):
+            raise ReplayError(f"{path}: not a list of answers ({{command, exit_status, stdout, stderr}})")
         for entry in entries:
             node[command_key(entry["command"])] = entry
     return answers
+
+
+def _json(path: Path):
+    """A recording's file, read only if it is a regular file (a FIFO would wait for a writer
+    forever) of a sane size."""
+    try:
+        data = read_regular_file(path, MAX_FILE_BYTES)
+    except OSError as e:
+        raise ReplayError(f"{path}: {e.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ReplayError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, not a recording")
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ReplayError(f"{path}: not valid JSON ({e})") from None
 
 
 class Recording:

@@ -1,7 +1,10 @@
 """The backbone's checks against recordings: healthy passes, planted faults fail exactly their tests."""
 
 import json
+import os
 import shutil
+
+import pytest
 
 from selftests.suite import REPLAYS, run_suite
 
@@ -81,3 +84,18 @@ def test_missing_recorded_answer_is_an_error_not_a_pass(pytester, tmp_path):
     assert run.outcomes[test] == "failed", run.output
     assert "has no answer from thor-1 for `id -un`" in run.messages[test]
     assert run.with_outcome("failed") == {test}
+
+
+@pytest.mark.parametrize("planted, error", [
+    (lambda path: os.mkfifo(path), "thor-2.json: a FIFO, not a regular file"),
+    (lambda path: path.write_text('{"answers": []}'), "thor-2.json: not a list of answers"),
+    (lambda path: path.write_text("[1, 2"), "thor-2.json: not valid JSON"),
+])
+def test_a_recording_file_that_is_no_recording_is_refused_at_once(pytester, tmp_path, planted, error):
+    rec = tmp_path / "rec"
+    shutil.copytree(REPLAYS / "thor5-healthy", rec)
+    (rec / "thor-2.json").unlink()
+    planted(rec / "thor-2.json")
+    run = run_suite(pytester, "--replay", str(rec), "tests_ssh")
+    assert not run.outcomes and run.exit_status == 4, run.output
+    assert error in run.output and "Traceback" not in run.output, run.output
