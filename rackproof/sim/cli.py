@@ -19,6 +19,7 @@ from .util import SimError
 FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   lane-down [LANE]              the lane's cable is pulled (switch end down): no link
   port-at-10G [LANE]            the lane runs at 10G: ethtool says 10000Mb/s, throughput 10G x scale
+  lane-slowed [LANE] [FRACTION] the lane carries FRACTION (default 0.9) of its speed; link and speed stay
   fec-mismatch [LANE] [MODE]    the node's FEC differs from the switch's (default BaseR); link stays up
   bond-lane-down [LANE]         one bond member loses its link; the bond rehashes over the others
   ssh-key-missing PEER          NODE's key is removed from PEER's authorized_keys (NODE -> PEER fails);

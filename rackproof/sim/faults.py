@@ -180,6 +180,25 @@ def _u_lane_down(rack, spec, node, lane, undo):
     _wait_bond_view(rack, spec, lane, "up")
 
 
+def _p_lane_slowed(rack, spec, node, args):
+    """The lane carries FRACTION of its speed (a tiring module, a shaper left on a switch port)
+    while its link and its reported speed stay: a figure that slides but may stay above its floor."""
+    lane = _lane(spec, args)
+    try:
+        fraction = float(args[1]) if len(args) > 1 else 0.9
+    except ValueError:
+        raise SimError(f"lane-slowed's fraction must be a number, not {args[1]!r}") from None
+    if not 0 < fraction < 1:
+        raise SimError("lane-slowed's fraction must be between 0 and 1 (of the lane's speed)")
+    speed = rack.state.load_model(node)["interfaces"][lane]["speed"]
+    rack.topo.set_rate(spec, lane, speed * rack.profile.scale * fraction)
+    return lane, {"speed": speed}, f"{lane} carries {fraction:.0%} of its speed; ethtool still says {speed}Mb/s"
+
+
+def _u_lane_slowed(rack, spec, node, lane, undo):
+    rack.topo.set_rate(spec, lane, undo["speed"] * rack.profile.scale)
+
+
 def _p_bond_lane_down(rack, spec, node, args):
     lane, undo, said = _p_lane_down(rack, spec, node, args, bonded=True)
     return lane, undo, said + "; the bond rehashes over the other lanes"
@@ -979,6 +998,7 @@ _PLANT_AND_UNDO = {
     "mtu-lowered": (_p_mtu_lowered, _u_mtu_lowered),
     "switch-mtu-lowered": (_p_switch_mtu_lowered, _u_switch_mtu_lowered),
     "lane-down": (_p_lane_down, _u_lane_down), "port-at-10G": (_p_port_10g, _u_port_10g),
+    "lane-slowed": (_p_lane_slowed, _u_lane_slowed),
     "fec-mismatch": (_p_fec, _u_fec), "bond-lane-down": (_p_bond_lane_down, _u_lane_down),
     "ssh-key-missing": (_p_ssh_key, _u_ssh_key), "jetpack-mismatch": (_p_jetpack, _u_jetpack),
     "engine-down": (_p_engine_down, _u_engine_down), "engine-on-loopback": (_p_engine_loopback, _u_engine_loopback),
