@@ -1,5 +1,6 @@
 """`rackproof ...`: inventory checks, the commands the suite runs on nodes, snapshots of a cluster
-and what changed between two, a first inventory discovered from the nodes, the simulated rack."""
+and what changed between two, a first inventory discovered from the nodes, a run's signed bundle
+for the ticket and its check, the run history, the simulated rack."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import functools
 import json
 import sys
 
+from . import exitstatus
 from .inventory import MAX_CONNECT_SECONDS, InventoryError, load_inventory, printable
 from .sim.cli import add_parser as add_sim_parser
 from .userinput import finite_number
@@ -106,8 +108,70 @@ def _discover(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bundle(args: argparse.Namespace) -> int:
+    """The report folder as one signed file for the ticket."""
+    from pathlib import Path
+    from . import bundle
+    output = Path(args.output) if args.output else Path(args.folder, "bundle.tar")
+    try:
+        manifest = bundle.make(args.folder, Path(args.key).expanduser(), output)
+    except bundle.BundleError as e:
+        print(f"rackproof bundle: {e}", file=sys.stderr)
+        return 2
+    print(f"{printable(str(output))}: {manifest['verdict']} of {manifest['cluster']} for ticket "
+          f"{manifest['ticket'] or '(none given)'}, {len(manifest['files'])} files, signed with "
+          f"{printable(args.key)}; contents digest {manifest['contents_digest']}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Who signed what verdict for which ticket, in one line; exit 1 when anything does not hold."""
+    from . import bundle
+    try:
+        print(bundle.verify(args.bundle, args.allowed_signers))
+    except bundle.BundleError as e:
+        print(f"rackproof verify: {e}", file=sys.stderr)
+        return 2
+    except bundle.NotVerified as e:
+        print(f"NOT VERIFIED: {printable(args.bundle)}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    """Each figure's runs, oldest first, and the last against the median of those before it."""
+    import statistics
+    from . import history
+    try:
+        found = history.points(args.db, args.cluster, args.figure, args.subject, last=args.last)
+    except history.HistoryError as e:
+        print(f"rackproof history: {e}", file=sys.stderr)
+        return 2
+    if not found:
+        print("no figure recorded" + (" that matches" if args.figure or args.subject or args.cluster else ""))
+        return 0
+    for (cluster, reference, subject, unit), series in found.items():
+        values = [p.value for p in series]
+        line = f"{printable(cluster)} {printable(reference)} {printable(subject)} ({printable(unit)}): " + \
+            " ".join(f"{v:g}" for v in values)
+        if len(values) > 1:
+            median = statistics.median(values[:-1])
+            if median:
+                line += f"  (last {(values[-1] - median) / abs(median):+.1%} against the median {median:g} before it)"
+        print(line)
+    return 0
+
+
+def _runs(text: str) -> int:
+    """A count of runs, 1 to 1000 (an argparse type)."""
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 1000")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rackproof", description=__doc__)
+    parser = argparse.ArgumentParser(prog="rackproof", description=__doc__, epilog=exitstatus.text(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     inventory = commands.add_parser("inventory", help="work with cluster.toml files")
@@ -149,6 +213,31 @@ def build_parser() -> argparse.ArgumentParser:
     key.add_argument("--agent-key-env", metavar="NAME", help="the variable holding the agent's key at run time")
     key.add_argument("--agent-key-file", metavar="FILE", help="the file holding the agent's key")
     disc.set_defaults(func=_discover)
+
+    pack = commands.add_parser("bundle", help="pack a report folder into one signed file for the ticket")
+    pack.add_argument("folder", metavar="REPORT_FOLDER", help="reports/<time>-<cluster>/ of a run")
+    pack.add_argument("--key", default="~/.ssh/id_ed25519", metavar="FILE",
+                      help="the operator's SSH private key (ssh-keygen -Y sign; default ~/.ssh/id_ed25519)")
+    pack.add_argument("-o", "--output", metavar="FILE", help="the bundle (default REPORT_FOLDER/bundle.tar; never "
+                                                             "overwritten)")
+    pack.set_defaults(func=_bundle)
+
+    check_bundle = commands.add_parser("verify", help="check a bundle's signature and every file; one line: who "
+                                                      "signed what verdict for which ticket (exit 1: not verified)")
+    check_bundle.add_argument("bundle", metavar="BUNDLE")
+    check_bundle.add_argument("--allowed-signers", required=True, metavar="FILE",
+                              help="ssh-keygen's allowed_signers file: PRINCIPAL KEYTYPE KEY, one a line")
+    check_bundle.set_defaults(func=_verify)
+
+    trends = commands.add_parser("history", help="each figure's last runs from the run history")
+    trends.add_argument("--db", default="reports/history.sqlite", metavar="FILE",
+                        help="the history database (default reports/history.sqlite, where runs from here write it)")
+    trends.add_argument("--figure", metavar="KEY", help="a reference key, e.g. lane.rate")
+    trends.add_argument("--subject", metavar="S", help="a subject, e.g. 'thor-1 -> thor-2'")
+    trends.add_argument("--cluster", metavar="NAME", help="one cluster's runs only")
+    trends.add_argument("--last", type=_runs, default=20, metavar="N",
+                        help="the last N runs of each figure (default 20)")
+    trends.set_defaults(func=_history)
 
     add_sim_parser(commands)
     return parser

@@ -63,6 +63,7 @@ class Measurement:
     value: float
     unit: str
     expectation: Expectation | None = None   # None: recorded for the report, not judged
+    reference: str = ""  # its reference key ("lane.rate"): with the subject, what the run history keys it by
 
     def __post_init__(self):
         _finite(f"{self.kind} of {self.subject}", self.value)

@@ -112,4 +112,4 @@ def measured(name: str, subject: str, value: float, unit: str, expect: Expect, *
     """The figure as the report keeps it: in its reference's unit, rounded, with its expectation."""
     ref = reference(name)
     return Measurement(ref.kind, subject, round(convert(value, unit, ref.unit), 3), ref.unit,
-                       ref.expectation(expect, **counts))
+                       ref.expectation(expect, **counts), name)

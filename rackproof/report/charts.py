@@ -1,5 +1,6 @@
 """An inline SVG bar chart per measurement group: one bar per figure against its floor (a
-solid mark) and target (a dashed mark), coloured by its verdict."""
+solid mark) and target (a dashed mark), coloured by its verdict; beside it, when the run history
+has them, the figure's last runs as a small line (this run's the dot at its end)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from html import escape
 from .style import GREY, MEASUREMENT_COLORS, RED
 
 LABEL_W, BAR_W, VALUE_W, ROW_H, TOP = 240, 440, 130, 22, 26
+TREND_W = 90
 
 
 def _x(value: float, scale: float) -> float:
@@ -20,8 +22,25 @@ def _mark(x: float, y: float, label: str, dashed: bool) -> str:
             f'<title>{escape(label)}</title></line>')
 
 
-def bar_chart(group: dict) -> str:
+def trend_line(values: list[float], x: float, y: float, subject: str, unit: str) -> str:
+    """The figure's last runs, oldest first, scaled to its own range within one row."""
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = (TREND_W - 10) / max(len(values) - 1, 1)
+    xy = [(x + i * step, y + ROW_H - 5 - (v - low) / span * (ROW_H - 10)) for i, v in enumerate(values)]
+    shown = ", ".join(f"{v:g}" for v in values)
+    return (f'<g class="trend" data-subject="{escape(subject)}" data-values="{escape(shown)}">'
+            f'<title>{escape(subject)}, the last {len(values)} runs: {escape(shown)} {escape(unit)}</title>'
+            f'<polyline fill="none" stroke="#57606a" stroke-width="1.2" '
+            f'points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in xy)}"/>'
+            f'<circle cx="{xy[-1][0]:.1f}" cy="{xy[-1][1]:.1f}" r="2.2" fill="#57606a"/></g>')
+
+
+def bar_chart(group: dict, trends: dict[tuple[str, str], list[float]] | None = None) -> str:
+    """`trends`: (reference, subject) -> the figure's last values from the run history."""
+    trends = trends or {}
     rows = group["rows"]
+    width = LABEL_W + BAR_W + VALUE_W + (TREND_W if trends else 0)
     unit = group["unit"]
     limits = [r["value"] for r in rows if r["value"] is not None]
     for r in rows:
@@ -31,7 +50,7 @@ def bar_chart(group: dict) -> str:
     height = TOP + len(rows) * ROW_H + 8
     parts = [
         f'<svg class="chart" data-kind="{escape(group["kind"])}" xmlns="http://www.w3.org/2000/svg" '
-        f'width="{LABEL_W + BAR_W + VALUE_W}" height="{height}" viewBox="0 0 {LABEL_W + BAR_W + VALUE_W} {height}" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'role="img" aria-label="{escape(group["kind"])} against the floor">',
         f'<text x="{LABEL_W}" y="14" font-size="11" fill="#57606a">0</text>',
         f'<text x="{LABEL_W + BAR_W}" y="14" font-size="11" fill="#57606a" text-anchor="end">{scale:.3g} {escape(unit)}</text>',
@@ -63,5 +82,7 @@ def bar_chart(group: dict) -> str:
                 parts.append(_mark(marks[-1], y, f"target {exp['target']:g} {unit}", dashed=True))
         # the figure right of its bar and of the marks, so that neither hides it
         parts.append(f'<text x="{max([end] + marks) + 5:.1f}" y="{y + 15}" font-size="11">{r["value"]:g}</text>')
+        if len(values := trends.get((r.get("reference"), r["subject"]), [])) > 1:
+            parts.append(trend_line(values, LABEL_W + BAR_W + VALUE_W, y, r["subject"], unit))
     parts.append("</svg>")
     return "".join(parts)

@@ -25,14 +25,15 @@ from . import baseline as baseline_diff
 from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
 
-SCHEMA_VERSION = "2.6"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+SCHEMA_VERSION = "2.7"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
 #   2.5: the outcome "not verified" (a check that could not be made, listed in the scope);
-#   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete); nodes[].reach.since
+#   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete); nodes[].reach.since;
+#   2.7: the run history: measurements[].reference, tests[].drift, verdict.drift, history
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
-_MEASUREMENT_KEYS = ("kind", "subject", "value", "unit", "expectation", "verdict")
+_MEASUREMENT_KEYS = ("kind", "subject", "value", "unit", "expectation", "verdict", "reference")
 
 
 class ResultsError(Exception):
@@ -100,6 +101,7 @@ def entry_for(record: Recorded, cluster: ClusterAtStep, waivers: list, today: dt
         "evidence": [{k: e.get(k) for k in _EVIDENCE_KEYS} for e in props.get("rackproof_evidence", [])],
         "facts": props.get("rackproof_facts", {}),
         "waiver": waiver or None,
+        "drift": props.get("rackproof_drift", []),
     }
 
 
@@ -171,6 +173,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
         "baseline": None,
         "what_changed": what_changed,
         "spark_acceptance": spark_acceptance.build(inventory.cluster.platform, tests, _scope(scope)),
+        "history": None,
         "report_html_sha256": None,
     }
     if baseline:

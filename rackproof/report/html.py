@@ -102,7 +102,14 @@ def _header(doc: dict, files: list[tuple[str, str]]) -> str:
             f'style="background:{VERDICT_COLORS[decision]}"><span class="decision">{escape(verdicts.line(verdict))}</span>'
             f'<span class="summary">{escape(verdict["summary"])}</span></div>'
             f'<p class="counts">{counts}</p><table class="header"><tbody>'
-            + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</tbody></table>")
+            + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + _bundle_slot() + "</tbody></table>")
+
+
+def _bundle_slot() -> str:
+    """Where `rackproof bundle` writes the bundle's contents digest (rackproof.bundle: the page
+    cannot hold the digest of a manifest that covers the page)."""
+    return ('<tr><th>Bundle contents digest</th><td id="bundle-digest"><span class="muted">not bundled: '
+            "<code>rackproof bundle</code> writes it here, and <code>rackproof verify</code> prints it</span></td></tr>")
 
 
 def _why(cap: dict, shown: int = 5) -> str:
@@ -129,6 +136,10 @@ def _verdict(doc: dict) -> str:
     rows = [[_badge(c["status"], CAPABILITY_COLORS[c["status"]], status=c["status"]), escape(c["name"]),
              "blocks the cluster" if c["blocks"] else "limits only this",
              escape(", ".join(f"{n} {o}" for o, n in c["counts"].items()))] for c in caps]
+    if drifted := doc["verdict"].get("drift"):
+        lists.append('<h3>Drifted from the run history</h3><ul id="drift">' + "".join(
+            f'<li data-reference="{escape(d["reference"])}" data-subject="{escape(d["subject"])}">{_link(d["test"])} '
+            f'{escape(verdicts.drift_line(d))}</li>' for d in drifted) + "</ul>")
     return (f'<h2 id="verdict">Verdict: {escape(verdicts.line(doc["verdict"]))}</h2>'
             f'<p>{escape(doc["verdict"]["summary"])}.</p>{_incomplete(doc["verdict"]["coverage"])}{"".join(lists)}'
             "<h3>Capabilities</h3><p class='muted'>Each check guards a capability; a failure of a blocking one "
@@ -236,7 +247,12 @@ def _measurements(doc: dict) -> str:
     groups = measurements.groups(doc["tests"])
     if not groups:
         return '<h2 id="measurements">Measurements</h2><p class="muted">No check of this run measured a figure.</p>'
-    parts = ['<h2 id="measurements">Measurements</h2>']
+    found = doc.get("history")
+    trends = {(t["reference"], t["subject"]): t["values"] for t in found["trends"]} if found else {}
+    parts = ['<h2 id="measurements">Measurements</h2>' + (
+        f'<p class="muted">Beside each bar, the figure\'s last {max(map(len, trends.values()), default=0)} runs '
+        f'(of {found["runs"]} in <code>{escape(found["path"])}</code>), this run\'s the dot at the end.</p>'
+        if trends else '<p class="muted">This run is not in a run history (a --replay run is not recorded).</p>')]
     for group in groups:
         rows = []
         for r in group["rows"]:
@@ -247,7 +263,7 @@ def _measurements(doc: dict) -> str:
                          escape(exp.get("better", "")) + (" is better" if exp else ""),
                          _outcome(r["verdict"]) if r["verdict"] else escape(r["outcome"] if r["value"] is None else "not judged"),
                          _link(r["test"])])
-        parts.append(f'<h3>{escape(group["kind"])} ({escape(group["unit"])})</h3>{bar_chart(group)}'
+        parts.append(f'<h3>{escape(group["kind"])} ({escape(group["unit"])})</h3>{bar_chart(group, trends)}'
                      + _table(["subject", "value", "unit", "floor", "target", "", "verdict", "check"], rows))
     return "".join(parts)
 

@@ -13,6 +13,9 @@ and its failure either blocks the cluster or only takes that capability away.
                           is listed. A check that failed is still reported: REJECTED stays REJECTED.
     ACCEPTED              every check of the run's scope passed (warned and waived ones included)
 
+Whatever the decision, a figure that drifted below its recent median (rackproof.history) is
+listed in the summary with both numbers: an ACCEPTED run with warnings still says what warned.
+
 The scope is the build step and, when given, the nodes of `--node`: a declared scope, which the
 verdict line always names ("ACCEPTED for thor-3 only (--node)"), never a plain ACCEPTED.
 
@@ -136,11 +139,21 @@ def decide(tests: list[dict], coverage: Coverage = Coverage(), unreachable: dict
         decision = ACCEPTED
         counts = {o: sum(t["outcome"] == o for t in judged) for o in ("passed", "warned", "waived")}
         summary = (f"{counts['passed'] + counts['warned']} checks passed"
-                   + (f" ({counts['warned']} with a figure under its target)" if counts["warned"] else "")
+                   + (f" ({counts['warned']} warned)" if counts["warned"] else "")
                    + (f"; {counts['waived']} failed under a valid waiver" if counts["waived"] else ""))
     if coverage.nodes and decision in (ACCEPTED, LIMITED):
         summary = f"only checks involving {', '.join(coverage.nodes)} (--node): " + summary
     if unreachable:
         summary += "; " + "; ".join(f"{node} unreachable since {reach['since']}: {reach['reason']}"
                                     for node, reach in unreachable.items())
-    return {"decision": decision, "summary": summary, "capabilities": caps, "coverage": coverage.as_dict()}
+    drifted = [{**d, "test": t["id"]} for t in tests for d in t.get("drift", [])]
+    if drifted:
+        summary += "; drifted from the run history: " + "; ".join(map(drift_line, drifted))
+    return {"decision": decision, "summary": summary, "capabilities": caps, "coverage": coverage.as_dict(),
+            "drift": drifted}
+
+
+def drift_line(d: dict) -> str:
+    """A drifted figure with both numbers, as the verdict and the terminal say it."""
+    return (f"{d['reference']} {d['subject']} {d['value']:g} {d['unit']}, {abs(d['change']):.1%} "
+            f"{'below' if d['change'] < 0 else 'above'} its median {d['median']:g} {d['unit']} of the last {d['runs']} runs")
