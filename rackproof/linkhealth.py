@@ -21,7 +21,7 @@ from pathlib import Path
 from .failure import Failure, NotVerified
 from .host import Host, ProbeFailed
 from .inventory import Expect
-from .probes.counters import BYTES, STATS, lane_errors
+from .probes.counters import BYTES, DRIVER, DRIVERS, STATS, lane_errors
 from .probes.fec import FEC_STATS
 from .references import lane_gbps
 from .remote import NoAnswer, NodeUnreachable
@@ -38,20 +38,24 @@ class Counters:
     crc: int | None               # None: the driver keeps no such counter
     symbol: int | None
     dropped: int | None
+    pause: int | None
     corrected: int | None         # FEC blocks (ethtool -I --show-fec)
     uncorrectable: int | None
+    driver: str                   # which names the counters above (all None: a driver DRIVERS does not know)
 
 
 def read(host: Host, lanes: list[str]) -> dict[str, Counters]:
-    """Each lane's counters: three round trips for all of them."""
+    """Each lane's counters: four round trips for all of them (three once the drivers are known)."""
+    drivers = host.read_each(DRIVER, lanes)
     stats = host.read_each(STATS, lanes)
     fec = host.read_each(FEC_STATS, lanes)
     traffic = host.read_each(BYTES, lanes)
     out = {}
     for lane in lanes:
-        errors = lane_errors(stats[lane])
-        out[lane] = Counters(*traffic[lane], errors.crc, errors.symbol, errors.dropped,
-                             fec[lane].corrected_blocks, fec[lane].uncorrectable_blocks)
+        errors = lane_errors(drivers[lane], stats[lane])
+        kinds = (errors.crc, errors.symbol, errors.dropped, errors.pause) if errors else (None,) * 4
+        out[lane] = Counters(*traffic[lane], *kinds, fec[lane].corrected_blocks, fec[lane].uncorrectable_blocks,
+                             drivers[lane])
     return out
 
 
@@ -98,6 +102,7 @@ class Change:
     crc: int | None
     symbol: int | None
     dropped: int | None
+    pause: int | None
     corrected: int | None
     uncorrectable: int | None
 
@@ -113,7 +118,8 @@ class Change:
     def describe(self) -> str:
         parts = [f"{self.received / 1e6:.0f} MB received and {self.sent / 1e6:.0f} MB sent"]
         for name, value in (("uncorrectable FEC blocks", self.uncorrectable), ("corrected FEC blocks", self.corrected),
-                            ("CRC/FCS errors", self.crc), ("symbol errors", self.symbol), ("drops", self.dropped)):
+                            ("CRC/FCS errors", self.crc), ("symbol errors", self.symbol), ("drops", self.dropped),
+                            ("pause frames received", self.pause)):
             parts.append(f"{name} +{value}" if value is not None else f"{name}: not counted by the driver")
         return ", ".join(parts)
 
@@ -132,10 +138,14 @@ def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Ex
         raise NotVerified(where, WHAT, "no throughput test carried load over it in this run",
                           "run the throughput checks with it (step 3 or later, without -k or paths that leave them out)")
     after = read(host, [lane])[lane]
+    if after.driver not in DRIVERS:
+        raise NotVerified(where, WHAT, f"counters of driver {after.driver} are not known",
+                          "add the names its `ethtool -S` gives CRC/FCS errors, symbol errors, discards and pause "
+                          "frames to DRIVERS in rackproof/probes/counters.py, from a real sample of it")
     if isinstance(before, str):
         raise NotVerified(where, WHAT, f"its counters could not be read before load ({before})",
                           "see that message; the counters read now are in the evidence")
-    change = Change(*(_grown(getattr(before, f), getattr(after, f)) for f in Counters.__dataclass_fields__))
+    change = Change(*(_grown(getattr(before, f), getattr(after, f)) for f in Change.__dataclass_fields__))
     least = lane_gbps(expect) * 1e9 / 8
     if change.carried < least:
         raise NotVerified(where, WHAT, f"only {change.carried / 1e6:.1f} MB passed it under test (at least "

@@ -11,8 +11,8 @@ WHERE = "thor-2 mgbe0_0 (switch sw-25g port 5, cable thor-2/1)"
 
 
 def change(**given) -> Change:
-    return Change(**({"received": 2 * 10**9, "sent": 10**9, "crc": 0, "symbol": None, "dropped": 0, "corrected": 30,
-                      "uncorrectable": 0} | given))
+    return Change(**({"received": 2 * 10**9, "sent": 10**9, "crc": 0, "symbol": None, "dropped": 0, "pause": 0,
+                      "corrected": 30, "uncorrectable": 0} | given))
 
 
 def test_a_healthy_lane_passes_and_its_corrected_rate_is_per_gb_carried():
@@ -48,5 +48,6 @@ def test_the_ledger_keeps_what_was_noted_or_why_not(tmp_path):
     (tmp_path / "thor-2@mgbe0_0.json").write_text('{"unreadable": "thor-2: `ethtool -S mgbe0_0` exited with status 1"}')
     assert ledger.before("thor-2", "mgbe0_0").startswith("thor-2: `ethtool -S")
     (tmp_path / "thor-2@mgbe1_0.json").write_text(
-        '{"received": 1, "sent": 2, "crc": 0, "symbol": null, "dropped": 0, "corrected": 5, "uncorrectable": 0}')
-    assert ledger.before("thor-2", "mgbe1_0") == Counters(1, 2, 0, None, 0, 5, 0)
+        '{"received": 1, "sent": 2, "crc": 0, "symbol": null, "dropped": 0, "pause": 0, "corrected": 5, '
+        '"uncorrectable": 0, "driver": "nvethernet"}')
+    assert ledger.before("thor-2", "mgbe1_0") == Counters(1, 2, 0, None, 0, 0, 5, 0, "nvethernet")

@@ -38,7 +38,7 @@ from rackproof.probes.accounts import Account, parse_passwd, parse_processes
 from rackproof.probes.agent import AgentCommand, parse_agent_process
 from rackproof.probes.bonding import BondInfo, parse_bonding
 from rackproof.probes.chrony import Tracking, parse_tracking
-from rackproof.probes.counters import parse_bytes, parse_ethtool_stats
+from rackproof.probes.counters import parse_bytes, parse_ethtool_driver, parse_ethtool_stats
 from rackproof.probes.docker import Image, parse_image_id
 from rackproof.probes.ethtool import LinkInfo, parse_ethtool
 from rackproof.probes.fec import FecInfo, parse_fec
@@ -138,6 +138,7 @@ PARSERS = [
     Parser(parse_neighbours, tuple, samples("lldpcli_*"), json="{}"),
     Parser(parse_ethtool_stats, dict, samples("ethtool_S_*"),
            check=lambda counters: all(isinstance(v, int) and v >= 0 for v in counters.values())),
+    Parser(parse_ethtool_driver, str, samples("ethtool_i_*"), check=lambda driver: driver and driver == driver.strip()),
     Parser(parse_bytes, tuple, samples("sysfs_rx_tx_bytes_*")),
     Parser(parse_nvidia_smi_query, tuple, samples("nvidia_smi_*"),
            args=st.tuples(st.lists(st.sampled_from(GPU_FIELDS) | st.text(max_size=8), min_size=1, max_size=7)),

@@ -1,11 +1,15 @@
-"""A lane's error counters: `ethtool -S IFACE` -> {name: value}, and what they say about the cable.
+"""A lane's error counters: `ethtool -S IFACE` -> {name: value}, `ethtool -i IFACE` -> its driver,
+and what the driver's counters say about the cable.
 
 `ethtool -S` prints "NIC statistics:" then one "name: value" per line; the names are the
-driver's own (mlx5: rx_crc_errors_phy, rx_symbol_err_phy, rx_discards_phy; stmmac:
-mmc_rx_crc_error, rx_crc_errors; Intel: rx_crc_errors.nic). Several names often count the same
+driver's own, so which counters mean CRC/FCS errors, symbol errors, discards and pause frames is
+stated per driver in one table (DRIVERS), each driver's names taken from a real `ethtool -S` of
+it (selftests/test_probe_counters.py names the samples). A driver the table does not know is
+not judged: its names could mean anything. Several names of one driver often count the same
 events (stmmac's mmc_rx_crc_error and rx_crc_errors; mlx5's rx_symbol_err_phy and
-rx_pcs_symbol_err_phy), so a kind of error is the largest of its counters, never their sum. Counts
-are read before and after load; a driver without such a counter reports None, never 0.
+rx_pcs_symbol_err_phy), so a kind of error is the largest of its counters, never their sum;
+per-ring counters (bnxt_en's "[3]: rx_discards") count different events, so they are summed.
+A driver without a counter of a kind reports None for it, never 0.
 
 The bytes a lane received and sent come from the kernel's own counters
 (/sys/class/net/IFACE/statistics), the same for every driver.
@@ -13,7 +17,6 @@ The bytes a lane received and sent come from the kernel's own counters
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from . import ParseError
@@ -22,47 +25,104 @@ from .ethtool import split_key_value
 from rackproof.probe import Probe
 
 TOOL = "ethtool -S"
+TOOL_DRIVER = "ethtool -i"
+RING = "[*]: "   # a name in DRIVERS that starts so: the sum of that counter over the rings
 
-# a kind of error -> what its counters' names hold (any driver); matched whole-word-ish in the name
-KINDS = {
-    "crc": re.compile(r"(crc|fcs)_?err"),
-    # not mlx5's rx_err_lane_N_phy: those are bits the FEC corrected, per lane
-    "symbol": re.compile(r"symbol_?err"),
-    "dropped": re.compile(r"discard|drop"),
+
+@dataclass(frozen=True)
+class Names:
+    """One driver's counters of each kind (several: the largest; RING + name: summed over rings)."""
+    crc: tuple[str, ...]        # frames received with a bad CRC/FCS
+    symbol: tuple[str, ...]     # PCS symbol errors (a bad signal before the MAC)
+    dropped: tuple[str, ...]    # frames received and discarded (a full buffer as often as a bad cable)
+    pause: tuple[str, ...]      # PAUSE (XOFF) frames received: thousands under load is a pause storm
+
+
+# A Synopsys MAC's MMC counters: stmmac (driver st_gmac) and NVIDIA's nvethernet (the Thor's and
+# Orin's MGBE) print the same names; no symbol error counter.
+_SYNOPSYS = Names(crc=("mmc_rx_crc_error", "rx_crc_errors"), symbol=(), dropped=("mmc_rx_fifo_overflow",),
+                  pause=("mmc_rx_pause_frames",))
+
+# driver, as `ethtool -i` names it -> its counters
+DRIVERS = {
+    "mlx5_core": Names(crc=("rx_crc_errors_phy",), symbol=("rx_symbol_err_phy", "rx_pcs_symbol_err_phy"),
+                       dropped=("rx_discards_phy",), pause=("rx_pause_ctrl_phy",)),
+    # port counters, and per-ring ones since kernel 6.x ("[0]: rx_discards")
+    "bnxt_en": Names(crc=("rx_fcs_err_frames",), symbol=("rx_pcs_symbol_err",),
+                     dropped=("rx_stat_discard", "rx_total_ring_discards", RING + "rx_discards"),
+                     pause=("rx_pause_frames",)),
+    # Intel counts bad symbols inside a frame as "illegal bytes" (ILLERRC)
+    "ice": Names(crc=("rx_crc_errors.nic",), symbol=("illegal_bytes.nic",), dropped=("rx_dropped.nic",),
+                 pause=("link_xoff_rx.nic",)),
+    "i40e": Names(crc=("port.rx_crc_errors",), symbol=("port.illegal_bytes",), dropped=("port.rx_dropped",),
+                  pause=("port.link_xoff_rx",)),
+    "nvethernet": _SYNOPSYS,
+    "st_gmac": _SYNOPSYS,
 }
 
 
 def parse_ethtool_stats(text: str) -> dict[str, int]:
-    """{counter: value} after "NIC statistics:"; a counter named twice keeps its first value."""
+    """{counter: value} after "NIC statistics:"; a counter named twice keeps its first value.
+    A per-ring counter keeps its ring in its name, as the driver prints it: "[0]: rx_discards"."""
     lines = text.splitlines()
     start = next((k for k, line in enumerate(lines) if line.strip() == "NIC statistics:"), None)
     if start is None:
         raise ParseError(TOOL, "no 'NIC statistics:' line", text)
     counters: dict[str, int] = {}
     for line in lines[start + 1:]:
-        pair = split_key_value(line)
+        ring, pair = _ring_and_pair(line)
         if pair is None:
             if line.strip():
                 raise ParseError(TOOL, f"not a 'name: value' line: {line.strip()[:80]!r}", text)
             continue
         name, value = pair
-        counters.setdefault(name, int_value(TOOL, value, name, text))
+        counters.setdefault(ring + name, int_value(TOOL, value, name, text))
     return counters
+
+
+def _ring_and_pair(line: str) -> tuple[str, tuple[str, str] | None]:
+    """("[3]: ", (name, value)) of a per-ring line, ("", (name, value)) of another counter's line."""
+    ring, bracket, rest = line.strip().partition("]: ")
+    if bracket and ring.startswith("[") and ring[1:].isascii() and ring[1:].isdigit() and len(ring) <= 6:
+        return ring + bracket, split_key_value(rest)
+    return "", split_key_value(line)
 
 
 @dataclass(frozen=True)
 class LaneErrors:
-    crc: int | None         # frames received with a bad CRC/FCS
-    symbol: int | None      # PCS symbol / lane errors
-    dropped: int | None     # frames discarded (a full buffer as often as a bad cable: reported, not judged)
+    crc: int | None
+    symbol: int | None
+    dropped: int | None
+    pause: int | None
 
 
-def lane_errors(counters: dict[str, int]) -> LaneErrors:
-    """Each kind of error as its largest counter (names that count the same events overlap)."""
-    def largest(kind: str) -> int | None:
-        values = [v for name, v in counters.items() if KINDS[kind].search(name.lower())]
+def lane_errors(driver: str, counters: dict[str, int]) -> LaneErrors | None:
+    """Each kind of error as its driver's largest counter of it; None for a driver DRIVERS does
+    not know (its counters are not judged)."""
+    names = DRIVERS.get(driver)
+    if names is None:
+        return None
+    rings: dict[str, int] = {}
+    for name, value in counters.items():
+        if name.startswith("["):
+            ring_name = RING + name.partition("]: ")[2]
+            rings[ring_name] = rings.get(ring_name, 0) + value
+
+    def largest(kind: tuple[str, ...]) -> int | None:
+        values = [rings[n] if n.startswith(RING) else counters[n] for n in kind if n in counters or n in rings]
         return max(values) if values else None
-    return LaneErrors(largest("crc"), largest("symbol"), largest("dropped"))
+    return LaneErrors(largest(names.crc), largest(names.symbol), largest(names.dropped), largest(names.pause))
+
+
+def parse_ethtool_driver(text: str) -> str:
+    """The driver `ethtool -i IFACE` names on its "driver:" line."""
+    for line in text.splitlines():
+        pair = split_key_value(line)
+        if pair is not None and pair[0] == "driver":
+            if not pair[1] or any(c.isspace() for c in pair[1]):
+                raise ParseError(TOOL_DRIVER, f"not a driver name: {pair[1][:80]!r}", text)
+            return pair[1]
+    raise ParseError(TOOL_DRIVER, "no 'driver:' line", text)
 
 
 def render_ethtool_stats(counters: dict[str, int]) -> str:
@@ -79,8 +139,10 @@ def parse_bytes(text: str) -> tuple[int, int]:
     return received, sent
 
 
-STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops)", "LC_ALL=C ethtool -S {interface}",
-              parse_ethtool_stats)
+STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops, pause frames)",
+              "LC_ALL=C ethtool -S {interface}", parse_ethtool_stats)
+DRIVER = Probe("ethtool -i", "a lane's driver (which names its error counters)", "LC_ALL=C ethtool -i {interface}",
+               parse_ethtool_driver, once=True)
 BYTES = Probe("rx_bytes tx_bytes", "the bytes a lane has received and sent (the kernel's counters)",
               "cat /sys/class/net/{interface}/statistics/rx_bytes /sys/class/net/{interface}/statistics/tx_bytes",
               parse_bytes)
