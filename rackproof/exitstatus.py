@@ -9,7 +9,8 @@ INCOMPLETE = 6   # a run that did not cover its scope and failed nothing
 # (status, what it means), for `pytest --inventory ...` and for `rackproof ...` commands
 TABLE = (
     ("0", "ACCEPTED (warned and waived checks included; drift from the run history is a warning)"),
-    ("1", "REJECTED or ACCEPTED WITH LIMITS; INCOMPLETE when a check failed"),
+    ("1", "REJECTED or ACCEPTED WITH LIMITS; INCOMPLETE when a check failed; `rackproof verify`: the bundle is "
+          "not verified; `rackproof diff`: something changed"),
     ("2", "the run was interrupted (Ctrl-C, SIGTERM: INCOMPLETE or REJECTED); a rackproof command's bad "
           "input (inventory, bundle, history database, arguments)"),
     ("3", "pytest's internal error"),
