@@ -9,6 +9,7 @@ from .inventory import ClusterAtStep, Node
 SSH_MESH = "SSH mesh between the nodes"
 MULTI_NODE = "multi-node work over the CX7 link"
 VERSIONS = "one engine build loads on every node (same JetPack/TensorRT)"
+FULL_SPEED = "every node's GPU at full speed (seen by its driver, every Thor in one power mode)"
 
 
 def lane(cluster: ClusterAtStep, node: Node) -> tuple[str, bool]:

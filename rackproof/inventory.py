@@ -278,6 +278,10 @@ class Expect(Model):
     driver_version: Label | None = None
     cuda_version: Label | None = None
     dgx_os_version: Label | None = None
+    # the GPUs each node's driver must see (platform defaults: one NVIDIA Thor, one NVIDIA GB10)
+    gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 1
+    gpu_name: Label | None = None
+    power_mode: Label | None = None          # the nvpmodel mode every Thor must be in, e.g. "MAXN"
     remote_tokens_ratio_floor: Fraction = 0.9
     all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = 6  # above this, a covering set of pairs
     iperf_seconds: Annotated[int, Field(ge=1, le=60)] = 5
@@ -301,8 +305,8 @@ class Expect(Model):
 
 
 PLATFORM_DEFAULTS: dict[str, dict] = {
-    "thor": {"lane_speed_mbps": 25000},
-    "spark": {"lane_speed_mbps": 200000, "run_nccl": True},
+    "thor": {"lane_speed_mbps": 25000, "gpu_name": "NVIDIA Thor"},
+    "spark": {"lane_speed_mbps": 200000, "run_nccl": True, "gpu_name": "NVIDIA GB10"},
 }
 
 

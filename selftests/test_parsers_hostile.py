@@ -51,7 +51,7 @@ from rackproof.probes.jetson import L4TRelease, PowerMode, parse_dpkg_versions, 
 from rackproof.probes.lldp import parse_neighbours
 from rackproof.probes.nccl import NcclResult, parse_nccl
 from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, parse_netplan_naming
-from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query
+from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_gpus, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, parse_ss_ports, scope
@@ -144,6 +144,7 @@ PARSERS = [
            args=st.tuples(st.lists(st.sampled_from(GPU_FIELDS) | st.text(max_size=8), min_size=1, max_size=7)),
            fixed_args=(["name", "memory.total"],)),
     Parser(parse_nvidia_smi_banner, NvidiaSmiBanner, samples("nvidia_smi_*")),
+    Parser(parse_gpus, tuple, samples("nvidia_smi_*"), check=lambda gpus: all(g.name and g.driver_version for g in gpus)),
     Parser(parse_ib_write_bw, PerftestResult, samples("ib_write_bw_*")),
     Parser(parse_ping, PingResult, samples("ping_*"), args=st.tuples(st.none() | st.text(max_size=10)),
            fixed_args=("thor-2",)),

@@ -1,5 +1,8 @@
 """rackproof.probes.nvidia_smi against real nvidia-smi output (all public; see the samples'
-names: GB10 / DGX Spark, Jetson Thor on drivers 580.00 and 595.78, an L40 host with a header).
+names: GB10 / DGX Spark, Jetson Thor on drivers 580.00 and 595.78, an L40 host with a header;
+nvidia_smi_no_devices_found_open_gpu_kernel_modules_862.txt: what nvidia-smi printed with its driver
+loaded and the GPU not initialised, github NVIDIA/open-gpu-kernel-modules issue #862, comment of
+2025-07-26).
 The Thor CSV row is a test fixture whose field list was not shown; the fields below are the
 likely ones (index, name, utilization, memory used/total, temperature, power)."""
 
@@ -10,7 +13,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.nvidia_smi import (
-    NvidiaSmiBanner, parse_nvidia_smi_banner, parse_nvidia_smi_query, render_nvidia_smi_banner,
+    GPUS, Gpu, NvidiaSmiBanner, parse_gpus, parse_nvidia_smi_banner, parse_nvidia_smi_query, render_nvidia_smi_banner,
     render_nvidia_smi_query)
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -48,6 +51,20 @@ def test_query_unreadable(text):
 
 def test_no_gpu_is_no_rows():
     assert parse_nvidia_smi_query("", ["name"]) == ()
+
+
+def test_the_gpus_the_driver_sees():
+    assert GPUS.command() == "nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader"
+    assert parse_gpus(sample("nvidia_smi_query_name_memtotal_driver_gb10_noheader.csv")) == \
+        (Gpu("NVIDIA GB10", "580.126.09"),)
+    assert parse_gpus(sample("nvidia_smi_no_devices_found_open_gpu_kernel_modules_862.txt")) == ()
+
+
+@pytest.mark.parametrize("text", ["", "NVIDIA GB10, [N/A]\n", "[N/A], [N/A], 580.126.09\n",
+                                  "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"])
+def test_what_names_no_gpu_and_no_absence_is_refused(text):
+    with pytest.raises(ParseError):
+        parse_gpus(text)
 
 
 @pytest.mark.parametrize("name, banner", [

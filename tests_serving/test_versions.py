@@ -35,12 +35,12 @@ def test_same_package_version(every_node, inventory, package, pin):
         raise problem
 
 
-@pytest.mark.platform("spark")
 def test_same_gpu_driver_and_cuda(every_node, inventory):
     banners = {h.name: h.read(NVIDIA_SMI) for h in every_node}
+    fix = "update DGX OS on the odd node" if inventory.cluster.platform == "spark" else "update JetPack on the odd node"
     if problem := together([
         version_mismatch("GPU driver (nvidia-smi)", {n: b.driver_version for n, b in banners.items()},
-                         inventory.expect.driver_version, "update DGX OS on the odd node"),
+                         inventory.expect.driver_version, fix),
         version_mismatch("CUDA version (nvidia-smi)", {n: b.cuda_version or "N/A" for n, b in banners.items()},
-                         inventory.expect.cuda_version, "update DGX OS on the odd node")]):
+                         inventory.expect.cuda_version, fix)]):
         raise problem

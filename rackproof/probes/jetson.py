@@ -133,6 +133,7 @@ def render_nvpmodel(mode: PowerMode) -> str:
     return f"NV Power Mode: {mode.name}\n{mode.id}\n"
 
 
+NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nvpmodel, once=True)
 NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "cat /etc/nv_tegra_release",
                          parse_nv_tegra_release, once=True)
 # A package dpkg never heard of prints nothing on stdout ("dpkg-query: no packages found

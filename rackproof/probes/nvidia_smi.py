@@ -125,5 +125,29 @@ def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class Gpu:
+    name: str                    # "NVIDIA Thor"
+    driver_version: str
+
+
+GPU_FIELDS = ("name", "memory.total", "driver_version")
+# what nvidia-smi prints, with exit status 6, when the driver is loaded and sees no GPU
+_NO_DEVICES = "No devices were found"
+
+
+def parse_gpus(text: str) -> tuple[Gpu, ...]:
+    """The GPUs the driver sees (GPUS); none when nvidia-smi says "No devices were found"."""
+    if text.strip() == _NO_DEVICES:
+        return ()
+    rows = parse_nvidia_smi_query(text, GPU_FIELDS)
+    if not rows or any(row["name"] is None or row["driver_version"] is None for row in rows):
+        raise ParseError(TOOL, f"not one 'name, memory.total, driver_version' line per GPU, nor '{_NO_DEVICES}'", text)
+    return tuple(Gpu(row["name"], row["driver_version"]) for row in rows)
+
+
+GPUS = Probe("nvidia-smi --query-gpu", "the GPUs the driver sees: their names and the driver's version",
+             f"nvidia-smi --query-gpu={','.join(GPU_FIELDS)} --format=csv,noheader", parse_gpus, ok_exit=(0, 6),
+             once=True)
 NVIDIA_SMI = Probe("nvidia-smi", "the GPU driver and CUDA versions (the banner)", "nvidia-smi",
                    parse_nvidia_smi_banner, once=True)

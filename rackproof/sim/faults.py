@@ -991,6 +991,27 @@ def _u_lldpd_missing(rack, spec, node, target, undo):
     lldp.wait_heard(n, lldp.cabled(spec))
 
 
+def _p_power_mode(rack, spec, node, args):
+    """A Thor in another nvpmodel power mode (default 120W, mode 1, what a setup script of
+    others' sets on Thor): it passes the network checks and serves slower."""
+    if spec.platform != "thor" or len(args) not in (0, 2) or args and not args[1].isdigit():
+        raise SimError("power-mode takes [NAME NUMBER] (e.g. 120W 1) on a Thor")
+    name, number = args or ("120W", "1")
+    before = _model_edit(rack, node, lambda m: m.update(nvpmodel={"name": name, "id": int(number)}))
+    return name, {"nvpmodel": before["nvpmodel"]}, f"{node} is in power mode {name} ({number}), the others " \
+                                                    f"in {before['nvpmodel']['name']}"
+
+
+def _p_gpu_not_visible(rack, spec, node, args):
+    """The driver sees no GPU (nvidia-smi: No devices were found); the rest of the node as it was."""
+    _model_edit(rack, node, lambda m: m.update(gpu_lost=True))
+    return "gpu", {"gpu_lost": False}, f"{node}'s driver sees no GPU (nvidia-smi: No devices were found)"
+
+
+def _u_model(rack, spec, node, target, undo):
+    _model_edit(rack, node, lambda m: m.update(undo))
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
@@ -1006,6 +1027,7 @@ _PLANT_AND_UNDO = {
     "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
     "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
     "late-first-token": (_p_late_first_token, _u_late_first_token),
+    "power-mode": (_p_power_mode, _u_model), "gpu-not-visible": (_p_gpu_not_visible, _u_model),
     # changes a change-control snapshot must see (not faults of the hardware)
     "address-moved": (_p_address_moved, _u_address_moved), "netplan-mode": (_p_netplan_mode, _u_netplan_mode),
     "hosts-edited": (_p_hosts_edited, _u_hosts_edited),

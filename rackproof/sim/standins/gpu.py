@@ -30,6 +30,9 @@ def run(tool: str, args: list[str]) -> int:
     m = model()
     if tool == "nvpmodel":
         return _nvpmodel(m, args)
+    if m.get("gpu_lost"):   # the driver is loaded and sees no GPU: every query answers so
+        print("No devices were found")
+        return 6
     query = fmt = None
     for a in args:
         if a.startswith("--query-gpu="):

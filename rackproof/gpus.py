@@ -1,0 +1,31 @@
+"""A node at full speed: the GPUs its platform has, seen by their driver, and every Thor in one
+nvpmodel power mode. A node in a lower power mode, or whose GPU the driver lost, passes every
+network check while it serves at a fraction of its siblings' tokens/s."""
+
+from __future__ import annotations
+
+from .failure import Failure
+from .inventory import Expect
+from .probes.jetson import PowerMode
+from .probes.nvidia_smi import Gpu
+from .versions import version_mismatch
+
+NO_GPU_CAUSES = ("the driver did not start or lost the GPU (`dmesg | grep NVRM` says why): a JetPack or DGX OS update "
+                 "left half-installed, or a GPU fallen off the bus; reboot, and reinstall the driver if it stays so")
+POWER_MODE_CAUSES = ("a Thor left in another power mode (a lower one caps its clocks and power): on the odd node run "
+                     "sudo nvpmodel -m <the mode's number> (it survives reboots)")
+
+
+def gpus_seen(node: str, gpus: tuple[Gpu, ...], expect: Expect) -> None:
+    """The Failure naming the node unless its driver sees exactly the GPUs the inventory expects."""
+    right = [gpu for gpu in gpus if expect.gpu_name in (None, gpu.name)]
+    if len(right) != expect.gpus_per_node or len(gpus) != expect.gpus_per_node:
+        raise Failure(node, "GPUs seen by the driver (nvidia-smi)", f"{expect.gpus_per_node} {expect.gpu_name or 'GPU'}",
+                      ", ".join(gpu.name for gpu in gpus) or "none (No devices were found)", NO_GPU_CAUSES)
+
+
+def same_power_mode(found: dict[str, PowerMode], pinned: str | None) -> Failure | None:
+    """None when every Thor is in one mode (the inventory's power_mode where it names one); else
+    the Failure naming the odd nodes, every node's mode in its table."""
+    return version_mismatch("power mode (nvpmodel -q)", {node: mode.name for node, mode in found.items()}, pinned,
+                            POWER_MODE_CAUSES)

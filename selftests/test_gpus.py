@@ -1,0 +1,44 @@
+"""rackproof.gpus: a node's GPUs seen by the driver, and every Thor in one power mode; both sides
+of each, on what the real tools print (samples named in test_probe_nvidia_smi.py, test_probe_jetson.py)."""
+
+from pathlib import Path
+
+import pytest
+
+from rackproof.failure import Failure
+from rackproof.gpus import gpus_seen, same_power_mode
+from rackproof.inventory import Expect
+from rackproof.probes.jetson import PowerMode, parse_nvpmodel
+from rackproof.probes.nvidia_smi import Gpu, parse_gpus
+
+SAMPLES = Path(__file__).parent / "samples"
+GB10 = parse_gpus((SAMPLES / "nvidia_smi_query_name_memtotal_driver_gb10_noheader.csv").read_text())
+NONE = parse_gpus((SAMPLES / "nvidia_smi_no_devices_found_open_gpu_kernel_modules_862.txt").read_text())
+MAXN = parse_nvpmodel((SAMPLES / "nvpmodel_q_agx_orin_maxn.txt").read_text())
+
+
+def test_the_gpu_the_platform_has_passes():
+    gpus_seen("spark-1", GB10, Expect(gpu_name="NVIDIA GB10"))
+
+
+@pytest.mark.parametrize("gpus, found", [(NONE, "none (No devices were found)"),
+                                         ((Gpu("NVIDIA Thor", "580.00"),), "NVIDIA Thor"),
+                                         (GB10 * 2, "NVIDIA GB10, NVIDIA GB10")])
+def test_no_gpu_another_or_one_too_many_fails_naming_the_node(gpus, found):
+    with pytest.raises(Failure) as caught:
+        gpus_seen("spark-2", gpus, Expect(gpu_name="NVIDIA GB10"))
+    assert str(caught.value).startswith(f"spark-2: GPUs seen by the driver (nvidia-smi): expected 1 NVIDIA GB10, "
+                                        f"found {found}. Usual cause: the driver did not start or lost the GPU")
+
+
+def test_one_power_mode_passes_and_the_odd_node_is_named():
+    assert same_power_mode({"thor-1": MAXN, "thor-2": MAXN}, None) is None
+    problem = same_power_mode({"thor-1": MAXN, "thor-2": PowerMode("120W", 1), "thor-3": MAXN}, None)
+    assert str(problem).startswith("power mode (nvpmodel -q) differs on thor-2: expected MAXN (on most nodes), "
+                                   "found 120W on thor-2.")
+
+
+def test_the_inventorys_power_mode_is_required_of_every_thor():
+    assert same_power_mode({"thor-1": MAXN}, "MAXN") is None
+    problem = same_power_mode({"thor-1": PowerMode("120W", 1), "thor-2": PowerMode("120W", 1)}, "MAXN")
+    assert "differs on thor-1, thor-2: expected MAXN (pinned in the inventory)" in str(problem)

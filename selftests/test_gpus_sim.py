@@ -1,0 +1,54 @@
+"""Power and GPUs on the simulated thor2 rack: healthy, every check passes; a Thor in another
+power mode fails the power mode check naming it and both modes; a Thor whose driver sees no GPU
+fails its own GPU check and no other."""
+
+from __future__ import annotations
+
+import pytest
+
+from selftests.simrack import SimRack, rack_marks
+from selftests.suite import run_suite
+
+pytestmark = rack_marks()
+CHECKS = ("tests_physical/test_gpus.py", "tests_serving/test_versions.py::test_same_gpu_driver_and_cuda")
+
+
+@pytest.fixture(scope="module")
+def thor2():
+    with SimRack("thor2") as rack:
+        yield rack
+
+
+def suite(pytester, rack: SimRack):
+    return run_suite(pytester, f"--inventory={rack.inventory}", "--step", "5", *CHECKS, netns=rack.rack.topo.bench)
+
+
+def test_a_healthy_rack_passes(pytester, thor2):
+    run = suite(pytester, thor2)
+    assert run.failed == set() and run.with_outcome("error") == set(), run.output
+    assert run.with_outcome("passed") == {"test_gpus::test_gpus_seen_by_the_driver[thor-1]",
+                                          "test_gpus::test_gpus_seen_by_the_driver[thor-2]",
+                                          "test_gpus::test_same_power_mode[all]",
+                                          "test_versions::test_same_gpu_driver_and_cuda[all]"}, run.output
+
+
+def test_another_power_mode_names_the_node_and_both_modes(pytester, thor2):
+    thor2.fault("thor-2", "power-mode")
+    try:
+        run = suite(pytester, thor2)
+    finally:
+        thor2.heal("thor-2", "power-mode")
+    assert run.failed == {"test_gpus::test_same_power_mode[all]"}, run.output
+    assert "power mode (nvpmodel -q) differs on thor-2: expected MAXN (on most nodes), found 120W on thor-2." in \
+        run.messages["test_gpus::test_same_power_mode[all]"]
+
+
+def test_a_gpu_the_driver_does_not_see_fails_its_node_only(pytester, thor2):
+    thor2.fault("thor-1", "gpu-not-visible")
+    try:
+        run = run_suite(pytester, f"--inventory={thor2.inventory}", "--step", "5", CHECKS[0], netns=thor2.rack.topo.bench)
+    finally:
+        thor2.heal("thor-1", "gpu-not-visible")
+    assert run.failed == {"test_gpus::test_gpus_seen_by_the_driver[thor-1]"}, run.output
+    assert "thor-1: GPUs seen by the driver (nvidia-smi): expected 1 NVIDIA Thor, found none (No devices were found)." \
+        in run.messages["test_gpus::test_gpus_seen_by_the_driver[thor-1]"]
