@@ -15,6 +15,7 @@ from typing import Callable, TypeVar
 
 from . import bondhash
 from .inventory import Inventory, Node
+from .ownservers import OwnServers
 from .probe import Command, Probe
 from .probes import ParseError
 from .probes.ibdev2netdev import IBDEV2NETDEV, twins
@@ -42,6 +43,7 @@ class Host:
     is recalled for the rest of the run, its evidence shown again in each check that uses it."""
     spec: Node
     remote: Remote
+    servers: OwnServers = field(default_factory=OwnServers, repr=False)   # the run's measurement servers
     _once: dict = field(default_factory=dict, repr=False)   # (probe, values) -> (Result, its start, fact)
 
     @property
@@ -197,9 +199,10 @@ AT_ONCE = Probe("at once", "several clients at the same time, then what each pri
 
 
 def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None = None,
-            record: str | Path | None = None) -> dict[str, Host]:
+            record: str | Path | None = None, servers: OwnServers | None = None) -> dict[str, Host]:
     """A Host for every node of the inventory. Nothing is connected until a command runs."""
     ssh = inventory.ssh
+    servers = servers or OwnServers()
     hosts = {}
     for node in inventory.nodes:
         if replay is not None:
@@ -211,7 +214,7 @@ def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None 
                                      ssh_config=_expand(ssh.config), identity=_expand(ssh.identity), jump=ssh.jump)
         if record is not None and replay is None:
             transport = RecordingTransport(transport, node.name, record, redact=log.redact)
-        hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout))
+        hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout), servers)
     return hosts
 
 

@@ -6,17 +6,23 @@ a cluster network that stays closed (the Spark guide's security notes).
 from __future__ import annotations
 
 import datetime
+import time
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Callable
 
 from .inventory import ClusterAtStep, Reservation
 from .probes.sockets import Listener, scope
 from .probes.systemd import UNLIMITED, UserUnit
 
 # what may listen on a cluster address or on every address without being named in
-# [closed_network] allow: sshd, Slurm's daemons, and the suite's own short-lived servers
-# (iperf3, the measurement's ib_write_bw, srun's I/O port during a job)
-ALWAYS_ALLOWED = ("sshd", "slurmctld", "slurmd", "slurmstepd", "srun", "iperf3", "ib_write_bw")
+# [closed_network] allow: sshd, Slurm's daemons and srun's I/O port during a job. The suite's
+# own measurement servers are allowed by port and pid, as this run started them (ownservers).
+ALWAYS_ALLOWED = ("sshd", "slurmctld", "slurmd", "slurmstepd", "srun")
+MEASUREMENT_SERVERS = ("iperf3", "ib_write_bw")
+# A measurement server another of the run's processes has just started is noted a moment after
+# it listens: one not the run's is judged when seen again this much later.
+SETTLE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -70,14 +76,33 @@ def allowed_programs(cluster: ClusterAtStep) -> dict[str, set[int] | None]:
     return allowed
 
 
+def listening_openly(read: Callable[[], tuple[Listener, ...]], own: Callable[[], frozenset[tuple[int, int]]],
+                     cluster_addresses: set[str], engine_ports: set[int],
+                     allowed: dict[str, set[int] | None]) -> list[Listener]:
+    """The unexpected listeners (below) that read() lists, the run's own servers (port, pid) of
+    own() left out. A measurement server that is not the run's counts only if read() lists it
+    again SETTLE_S later and it is still not the run's: the run notes its servers just after
+    they listen, and stops them after their test."""
+    found = unexpected_listeners(read(), cluster_addresses, engine_ports, allowed, own())
+    if any(listener.process in MEASUREMENT_SERVERS for listener in found):
+        time.sleep(SETTLE_S)
+        again = set(unexpected_listeners(read(), cluster_addresses, engine_ports, allowed, own()))
+        found = [listener for listener in found if listener.process not in MEASUREMENT_SERVERS or listener in again]
+    return found
+
+
 def unexpected_listeners(listeners: tuple[Listener, ...], cluster_addresses: set[str], engine_ports: set[int],
-                         allowed: dict[str, set[int] | None]) -> list[Listener]:
-    """Listeners on every address or on a cluster address that no rule allows. An engine's
-    or the agent's own port is allowed on the cluster address (the guide wants engines there)."""
+                         allowed: dict[str, set[int] | None],
+                         own: frozenset[tuple[int, int]] = frozenset()) -> list[Listener]:
+    """Listeners on every address or on a cluster address that no rule allows and that are not
+    one of the run's own servers (port, pid). An engine's or the agent's own port is allowed on
+    the cluster address (the guide wants engines there)."""
     unexpected = []
     for listener in listeners:
         where = scope(listener.local_address)
         if where == "loopback" or (where == "specific" and listener.local_address not in cluster_addresses):
+            continue
+        if (listener.port, listener.pid) in own:
             continue
         ports = allowed.get(listener.process or "", set())
         if ports is None or listener.port in ports:

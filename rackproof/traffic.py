@@ -18,18 +18,19 @@ from .probe import Command, Probe
 from .probes import ParseError
 from .probes.iperf import IPERF3_CLIENT, IPERF3_FROM_PORT, IPERF3_SERVER, WARM_UP_SECONDS, IperfResult
 from .probes.perftest import IB_WRITE_BW, IB_WRITE_BW_SERVER
-from .probes.sockets import HELD_CLIENT_PORTS
+from .probes.sockets import HELD_CLIENT_PORTS, parse_ss_listen
 
 PORTS = range(5201, 5300)
 SERVER_TRIES = 3
-# The server in the background, bounded by `timeout`; its pid once it listens on the port
-# (50 x 0.1 s), or exit 1 when the port is taken, or the server died or never listened (try
-# another port). A server counts as up when something listens on its port, so a port anything
-# listens on already is refused first: a server started there would fail to bind and look up.
+# The server in the background, bounded by `timeout`; once it listens on the port (50 x 0.1 s),
+# the listening socket's row (ss -p: the server's own pid, a child of `timeout`) and then the pid
+# to stop; or exit 1 when the port is taken, or the server died or never listened (try another
+# port). A server counts as up when something listens on its port, so a port anything listens
+# on already is refused first: a server started there would fail to bind and look up.
 START_SERVER = Probe(
     "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens",
     "ss -Hltn {filter} | grep -q . && exit 1; setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
-    "for i in $(seq 50); do ss -Hltn {filter} | grep -q . && {{ echo $pid; exit 0; }}; "
+    "for i in $(seq 50); do ss -Hltnp {filter} | grep . && {{ echo $pid; exit 0; }}; "
     "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15,
     repeatable=False)
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
@@ -40,12 +41,18 @@ STOP_STARTING = Probe("stop a starting server", "stops a server whose start was 
                       "pkill -x -f -- {pattern}; true", timeout=10, repeatable=False)
 
 
-def _start_server(host: Host, command: Command, port: int, lifetime: float) -> int:
-    """Start `command` in the background on host, wait until it listens on `port`, return its pid."""
+def _start_server(host: Host, command: Command, port: int, lifetime: float) -> tuple[int, int]:
+    """Start `command` in the background on host, wait until it listens on `port`: (the pid to
+    stop it by, the pid of the process that listens)."""
     result = host.run(START_SERVER, lifetime=f"{lifetime:g}", server=command, filter=f"sport = :{port}")
-    if not result.ok:
+    *rows, last = result.stdout.splitlines() or [""]
+    if not result.ok or not last.strip().isdigit():
         raise ProbeFailed(host.name, result, f"could not start a server listening on port {port}")
-    return int(result.stdout.split()[-1])
+    try:
+        listening = [row.pid for row in parse_ss_listen("\n".join(rows)) if row.port == port and row.pid]
+    except ParseError as e:
+        raise ProbeFailed(host.name, result, f"started a server on port {port}, but {e}") from None
+    return int(last), listening[0] if listening else int(last)
 
 
 @contextmanager
@@ -57,7 +64,7 @@ def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TR
     for port in ports or random.sample(PORTS, tries):
         command = command_for_port(port)
         try:
-            pid = _start_server(host, command, port, lifetime)
+            pid, listener = _start_server(host, command, port, lifetime)
         except ProbeFailed as e:  # port taken by someone else: try another
             last = e
             continue
@@ -65,10 +72,12 @@ def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TR
             with suppress(Exception):
                 host.run(STOP_STARTING, pattern=_exactly(f"timeout {lifetime:g} {command}"))
             raise
+        host.servers.started(host.name, port, listener)
         try:
             yield port
         finally:
             host.run(STOP_SERVER, pid=pid)
+            host.servers.stopped(host.name, port, listener)
         return
     raise last
 

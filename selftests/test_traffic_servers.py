@@ -5,12 +5,15 @@ interrupted is stopped all the same. The first runs real servers on this machine
 
 import re
 import socket
+import subprocess
 import sys
 
 import pytest
 
-from rackproof import traffic
+from rackproof import sharing, traffic
 from rackproof.host import Host
+from rackproof.ownservers import OwnServers
+from rackproof.probes.sockets import parse_ss_listen
 from rackproof.probe import Command
 from rackproof.inventory import load_inventory
 from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
@@ -57,3 +60,46 @@ def test_a_server_whose_start_was_interrupted_is_stopped_by_its_command_line():
             pass
     port = re.search(r"sport = :(\d+)", asked[0])[1]
     assert asked[1] == f"pkill -x -f -- 'timeout 63 iperf3 -s -1 -B 10\\.10\\.0\\.12 -p {port}'; true"
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["in memory", "in the run folder"])
+def test_a_running_server_is_the_runs_by_port_and_the_pid_that_listens_until_stopped(tmp_path, shared):
+    (port,) = free_ports(1)
+    node = load_inventory(EXAMPLES / "spark2.toml").node("spark-2")
+    servers = OwnServers(tmp_path / "servers" if shared else None)
+    host = Host(node, Remote("spark-2", LocalTransport("spark-2"), EvidenceLog()), servers)
+    with traffic.server(host, listener, lifetime=30, ports=[port]):
+        (own,) = servers.on("spark-2")
+        listening = [l for l in parse_ss_listen(subprocess.run(["ss", "-Hltnp", f"sport = :{port}"], text=True,
+                                                                capture_output=True).stdout)]
+        # the pid is the listening python's, not that of `timeout` around it
+        assert own == (port, listening[0].pid) and servers.on("spark-1") == frozenset()
+    assert servers.on("spark-2") == frozenset()
+
+
+IPERF3_ROW = 'LISTEN 0 4096 *:{port} *:* users:(("iperf3",pid={pid},fd=3))'
+
+
+@pytest.mark.parametrize("first, second, noted, flagged", [
+    # someone's iperf3 -s, seen twice and never the run's: flagged, after a second look
+    ([(5201, 900)], [(5201, 900)], [frozenset(), frozenset()], [(5201, 900)]),
+    # a server of the run that another of its processes had not noted yet at the first look
+    ([(5207, 901)], [(5207, 901)], [frozenset(), frozenset({(5207, 901)})], []),
+    # one of the run's servers, stopped before the second look
+    ([(5207, 901)], [], [frozenset(), frozenset()], []),
+    # the run's own server, noted: no second look
+    ([(5201, 900)], None, [frozenset({(5201, 900)})], []),
+    # the run's port, another pid (someone's server started on a port the run had used)
+    ([(5201, 950)], [(5201, 950)], [frozenset({(5201, 900)})] * 2, [(5201, 950)]),
+], ids=["someone's", "just started", "just stopped", "noted", "another pid"])
+def test_only_the_runs_own_measurement_servers_may_listen(monkeypatch, first, second, noted, flagged):
+    monkeypatch.setattr(sharing, "SETTLE_S", 0)
+    reads, notes = iter([first, second]), iter(noted)
+
+    def read():
+        rows = next(reads)
+        assert rows is not None, "a second look only when a measurement server is not the run's"
+        return parse_ss_listen("\n".join(IPERF3_ROW.format(port=p, pid=q) for p, q in rows))
+    allowed = sharing.allowed_programs(load_inventory(EXAMPLES / "thor5.toml").at(9))
+    found = sharing.listening_openly(read, lambda: next(notes), {"10.10.0.12"}, set(), allowed)
+    assert [(l.port, l.pid) for l in found] == flagged

@@ -31,8 +31,9 @@ def test_nothing_unexpected_listens(network_node, inventory):
     ports = {e.port for e in inventory.engines if e.node == node.name}
     if inventory.agent and inventory.agent.node == node.name:
         ports.add(inventory.agent.port)
-    found = sharing.unexpected_listeners(node.read(LISTENING_PROCESSES), set(addressing.cluster_addresses([node.spec])), ports,
-                                         sharing.allowed_programs(inventory))
+    found = sharing.listening_openly(lambda: node.read(LISTENING_PROCESSES), lambda: node.servers.on(node.name),
+                                     set(addressing.cluster_addresses([node.spec])), ports,
+                                     sharing.allowed_programs(inventory))
     if found:
         raise Failure(node.name, "listening on a cluster address or on every address: " + ", ".join(
             f"{l.process or 'an unnamed process'} (pid {l.pid}) on {l.local_address}:{l.port}/{l.proto}"

@@ -22,6 +22,8 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   lane-slowed [LANE] [FRACTION] the lane carries FRACTION (default 0.9) of its speed; link and speed stay
   fec-mismatch [LANE] [MODE]    the node's FEC differs from the switch's (default BaseR); link stays up
   bond-lane-down [LANE]         one bond member loses its link; the bond rehashes over the others
+  switch-mtu-lowered [LANE] [MTU]  the node's switch port (its LAG; with LANE, that lane's port) at MTU
+                                (default 1400): larger frames dropped both ways
   ssh-key-missing PEER          NODE's key is removed from PEER's authorized_keys (NODE -> PEER fails);
                                 NODE may be `bench` (the controller's key)
   jetpack-mismatch              the node runs another release (nv_tegra_release / dgx-release, dpkg)
@@ -45,6 +47,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   overlapping-reservation       a second person's reservation over the node's current window
   forwarding-on                 net.ipv4.ip_forward=1 on the node
   open-listener [PORT]          a python3 server listens on 0.0.0.0:PORT (default 9999)
+  stray-iperf3 [PORT]           someone's own iperf3 -s, as the operator's login, on PORT (default 5201)
   clock-off [SECONDS]           chrony reports the clock SECONDS (default 600) fast
   stray-job [LOGIN]             a process of a slice holder who does not hold the node now
   login-missing [LOGIN]         a slice holder's login is deleted on the node (userdel)

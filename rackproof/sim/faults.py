@@ -704,6 +704,16 @@ def _u_open_listener(rack, spec, node, target, undo):
         os.kill(undo["pid"], signal.SIGTERM)
 
 
+def _p_stray_iperf3(rack, spec, node, args):
+    """Someone's own `iperf3 -s`, left running on every address under the operator's login:
+    the same program and user as the suite's measurement servers, on a port of their range."""
+    port = int(args[0]) if args and args[0].isdigit() else 5201
+    n = rack.node(node)
+    pid = n.spawn_user(["iperf3", "-s", "-p", str(port)], f"stray-iperf3-{port}.log")
+    wait_until(f"iperf3 -s on {node} port {port}", lambda: f":{port} " in n.sh("ss -Hltn", check=False).stdout, 5, 0.02)
+    return str(port), {"pid": pid}, f"someone's iperf3 -s listens on {node} port {port}, every address"
+
+
 def _p_clock_off(rack, spec, node, args):
     seconds = float(args[0]) if args else 600.0
     before = _model_edit(rack, node, lambda m: m.update(clock_offset_s=seconds))
@@ -1036,6 +1046,7 @@ _PLANT_AND_UNDO = {
     "holder-sudo": (_p_holder_sudo, _u_holder_sudo), "home-open": (_p_home_open, _u_home_open),
     "job-no-time-limit": (_p_job_no_limit, _u_job_no_limit), "overlapping-reservation": (_p_overlap, _u_overlap),
     "forwarding-on": (_p_forwarding, _u_forwarding), "open-listener": (_p_open_listener, _u_open_listener),
+    "stray-iperf3": (_p_stray_iperf3, _u_open_listener),
     "clock-off": (_p_clock_off, _u_clock_off), "stray-job": (_p_stray_job, _u_stray_job),
     "login-missing": (_p_login_missing, _u_login_missing),
     "partition-unlimited": (_p_partition_unlimited, _u_partition_unlimited),
