@@ -54,11 +54,6 @@ class Drift:
     def change(self) -> float:
         return (self.value - self.median) / abs(self.median)
 
-    def __str__(self) -> str:
-        return (f"{self.value:g} {self.unit} is {abs(self.change):.1%} {'below' if self.change < 0 else 'above'} its "
-                f"recent median {self.median:g} {self.unit} (the last {self.runs} runs; more than {self.share:.0%} "
-                "is a drift)")
-
     def as_dict(self) -> dict:
         return {"reference": self.reference, "subject": self.subject, "value": self.value, "median": self.median,
                 "unit": self.unit, "runs": self.runs, "share": self.share, "change": round(self.change, 4)}
@@ -69,6 +64,8 @@ def _connect(path: str | Path, write: bool) -> sqlite3.Connection:
     if not write and not Path(path).is_file():
         raise HistoryError(f"{where}: no history database there (a run writes it)")
     try:
+        if write:   # the default lies beside the reports, whose folder a first run makes
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         # mode=ro: reading never creates a file; uri so that the path is taken as it is
         uri = Path(path).resolve().as_uri() + ("?mode=rwc" if write else "?mode=ro")
         db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
@@ -81,6 +78,8 @@ def _connect(path: str | Path, write: bool) -> sqlite3.Connection:
             db.close()
             raise HistoryError(f"{where}: not a rackproof history database (user_version {version})")
         return db
+    except OSError as e:
+        raise HistoryError(f"{where}: no folder for the history database ({e.strerror})") from None
     except sqlite3.Error as e:
         raise HistoryError(f"{where}: not a readable history database ({one_line(str(e))})") from None
 
@@ -150,16 +149,17 @@ def section(path: str | Path, doc: dict, last: int = 10) -> dict:
     return {"path": str(path), "runs": runs, "trends": trends}
 
 
-def drift(earlier: list[float], value: float, reference: str, subject: str, unit: str, better: str,
-          share: float, runs: int, least: int = 3) -> Drift | None:
-    """The drift of `value` against the median of the last `runs` earlier values, when it is worse
-    by more than `share` (lower, or higher where lower is better); None with fewer than `least`."""
+def drift(earlier: list[float], value: float, reference: str, subject: str, unit: str, share: float, runs: int,
+          least: int = 3) -> Drift | None:
+    """The drift of `value` against the median of the last `runs` earlier values, when it dropped
+    below it by more than `share`; None with fewer than `least` earlier values. Only for figures
+    where higher is better (rates, tokens/s): counts where lower is better (corrected FEC blocks,
+    a first token's delay) swing by a large share from one run to the next by themselves."""
     recent = earlier[-runs:]
     if len(recent) < least:
         return None
     median = statistics.median(recent)
-    if median == 0:
+    if median <= 0:
         return None
     found = Drift(reference, subject, value, median, unit, len(recent), share)
-    worse = -found.change if better == "higher" else found.change
-    return found if worse > share else None
+    return found if -found.change > share else None
