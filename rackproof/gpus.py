@@ -1,17 +1,19 @@
-"""A node at full speed: the GPUs its platform has, seen by their driver, and every Thor in one
-nvpmodel power mode. A node in a lower power mode, or whose GPU the driver lost, passes every
+"""A node at full speed: the GPUs its platform has, seen by their driver, every Thor in one
+nvpmodel power mode, its clocks locked where the site asks. A node in a lower power mode, or whose GPU the driver lost, passes every
 network check while it serves at a fraction of its siblings' tokens/s."""
 
 from __future__ import annotations
 
 from .failure import Failure
 from .inventory import Expect
-from .probes.jetson import PowerMode
+from .probes.jetson import ClockRange, PowerMode
 from .probes.nvidia_smi import Gpu
 from .versions import version_mismatch
 
 NO_GPU_CAUSES = ("the driver did not start or lost the GPU (`dmesg | grep NVRM` says why): a JetPack or DGX OS update "
                  "left half-installed, or a GPU fallen off the bus; reboot, and reinstall the driver if it stays so")
+CLOCKS_CAUSES = ("jetson_clocks was not run since the node booted: run sudo jetson_clocks (and, to keep it, have a "
+                 "systemd unit run it at boot)")
 POWER_MODE_CAUSES = ("a Thor left in another power mode (a lower one caps its clocks and power): on the odd node run "
                      "sudo nvpmodel -m <the mode's number> (it survives reboots)")
 
@@ -29,3 +31,11 @@ def same_power_mode(found: dict[str, PowerMode], pinned: str | None) -> Failure 
     the Failure naming the odd nodes, every node's mode in its table."""
     return version_mismatch("power mode (nvpmodel -q)", {node: mode.name for node, mode in found.items()}, pinned,
                             POWER_MODE_CAUSES)
+
+
+def clocks_locked(node: str, clocks: tuple[ClockRange, ...]) -> None:
+    """The Failure naming the node and its unlocked clocks unless each one's MinFreq is its MaxFreq."""
+    unlocked = [c for c in clocks if c.min_freq != c.max_freq]
+    if unlocked:
+        raise Failure(node, "clocks locked (jetson_clocks --show)", "MinFreq = MaxFreq on every CPU and the GPU",
+                      ", ".join(f"{c.name} {c.min_freq}-{c.max_freq}" for c in unlocked), CLOCKS_CAUSES)

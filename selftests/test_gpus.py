@@ -1,14 +1,15 @@
-"""rackproof.gpus: a node's GPUs seen by the driver, and every Thor in one power mode; both sides
-of each, on what the real tools print (samples named in test_probe_nvidia_smi.py, test_probe_jetson.py)."""
+"""rackproof.gpus: a node's GPUs seen by the driver, every Thor in one power mode, clocks locked;
+both sides of each, on what the real tools print (samples named in test_probe_nvidia_smi.py and
+test_probe_jetson.py)."""
 
 from pathlib import Path
 
 import pytest
 
 from rackproof.failure import Failure
-from rackproof.gpus import gpus_seen, same_power_mode
+from rackproof.gpus import clocks_locked, gpus_seen, same_power_mode
 from rackproof.inventory import Expect
-from rackproof.probes.jetson import PowerMode, parse_nvpmodel
+from rackproof.probes.jetson import ClockRange, PowerMode, parse_jetson_clocks, parse_nvpmodel
 from rackproof.probes.nvidia_smi import Gpu, parse_gpus
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -42,3 +43,13 @@ def test_the_inventorys_power_mode_is_required_of_every_thor():
     assert same_power_mode({"thor-1": MAXN}, "MAXN") is None
     problem = same_power_mode({"thor-1": PowerMode("120W", 1), "thor-2": PowerMode("120W", 1)}, "MAXN")
     assert "differs on thor-1, thor-2: expected MAXN (pinned in the inventory)" in str(problem)
+
+
+def test_locked_clocks_pass_and_unlocked_ones_are_named():
+    clocks_locked("thor-1", parse_jetson_clocks((SAMPLES / "jetson_clocks_show_nano_locked_ABRIDGED.txt").read_text()))
+    with pytest.raises(Failure) as caught:
+        clocks_locked("thor-2", parse_jetson_clocks(
+            (SAMPLES / "jetson_clocks_show_orin_nano_super_jp6_unlocked.txt").read_text()))
+    assert str(caught.value).startswith("thor-2: clocks locked (jetson_clocks --show): expected MinFreq = MaxFreq on "
+                                        "every CPU and the GPU, found cpu0 729600-1344000, ")
+    assert "cpu5 729600-1344000, GPU 306000000-918000000. Usual cause: jetson_clocks was not run" in str(caught.value)

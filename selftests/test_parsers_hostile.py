@@ -47,7 +47,8 @@ from rackproof.probes.getent import parse_getent_hosts
 from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
 from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get, parse_route_table
 from rackproof.probes.iperf import IperfResult, parse_iperf3
-from rackproof.probes.jetson import L4TRelease, PowerMode, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel
+from rackproof.probes.jetson import (
+    L4TRelease, PowerMode, parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release, parse_nvpmodel)
 from rackproof.probes.lldp import parse_neighbours
 from rackproof.probes.nccl import NcclResult, parse_nccl
 from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, parse_netplan_naming
@@ -130,6 +131,7 @@ PARSERS = [
     Parser(parse_nv_tegra_release, L4TRelease, samples("nv_tegra_release_*")),
     Parser(parse_dpkg_versions, dict, samples("dpkg_query_*")),
     Parser(parse_nvpmodel, PowerMode, samples("nvpmodel_*")),
+    Parser(parse_jetson_clocks, tuple, samples("jetson_clocks_*"), check=lambda clocks: all(c.name for c in clocks)),
     Parser(parse_nccl, NcclResult, samples("nccl_*")),
     Parser(parse_mode_owner, (FileMode, type(None)), samples("stat_*")),
     Parser(parse_netplan_naming, NetplanNaming, samples("netplan_naming_*")),

@@ -2,7 +2,11 @@
 
 Public: nv_tegra_release_R36.4.7 (Orin, JetPack 6.2) and R38.2.0 (Thor, JetPack 7),
 dpkg_query_show_nvidia-l4t-core_jp511 (default `dpkg-query --show`), nvpmodel_q_* (plain and
---verbose). Local (dpkg 1.21, Debian 12): dpkg_query_local_debian12_bash_libc6.txt is
+--verbose); jetson_clocks_show_orin_nano_super_jp6_unlocked.txt (`sudo -n jetson_clocks --show` on an
+Orin Nano Super, JetPack 6.2.2, from a preflight report, index id 54837080849; its "$ ..." and
+"exit=0" lines removed) and jetson_clocks_show_nano_locked_ABRIDGED.txt (a Jetson Nano after
+`sudo jetson_clocks`, from a ZED camera note of 2026-09-28, index id 70711749937; its author showed
+cpu0 of four). Local (dpkg 1.21, Debian 12): dpkg_query_local_debian12_bash_libc6.txt is
 `DPKG_VERSIONS.command(packages=["bash", "nvidia-jetpack", "libc6"])`; the *_admindir_* and *_default_format_*
 files are dpkg-query run with --admindir on a status file holding nvidia-jetpack installed,
 tensorrt removed with config files left ("rc") and nvidia-l4t-core on hold ("hi").
@@ -15,7 +19,8 @@ from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.jetson import (
-    L4TRelease, PowerMode, DPKG_VERSIONS, parse_dpkg_versions, parse_nv_tegra_release, parse_nvpmodel,
+    ClockRange, L4TRelease, PowerMode, DPKG_VERSIONS, parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release,
+    parse_nvpmodel,
     render_dpkg_versions, render_nv_tegra_release, render_nvpmodel)
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -125,3 +130,18 @@ def test_nvpmodel_unreadable(text):
 @given(st.from_regex(r"[A-Z0-9_]{1,20}", fullmatch=True), st.integers(0, 99))
 def test_nvpmodel_round_trip(name, number):
     assert parse_nvpmodel(render_nvpmodel(PowerMode(name, number))) == PowerMode(name, number)
+
+
+def test_jetson_clocks():
+    unlocked = parse_jetson_clocks(sample("jetson_clocks_show_orin_nano_super_jp6_unlocked.txt"))
+    assert [c.name for c in unlocked] == ["cpu0", "cpu1", "cpu2", "cpu3", "cpu4", "cpu5", "GPU"]
+    assert unlocked[-1] == ClockRange("GPU", 306000000, 918000000)
+    assert parse_jetson_clocks(sample("jetson_clocks_show_nano_locked_ABRIDGED.txt")) == (
+        ClockRange("cpu0", 1479000, 1479000), ClockRange("GPU", 921600000, 921600000))
+
+
+@pytest.mark.parametrize("text", ["", "sudo: a password is required\n", "GPU MinFreq=1 MaxFreq=2\n",
+                                  "cpu0: MinFreq=1\nGPU MinFreq=1 MaxFreq=2\n", "cpu0: MinFreq=x MaxFreq=2\nGPU MinFreq=1 MaxFreq=2\n"])
+def test_what_is_not_jetson_clocks_is_refused(text):
+    with pytest.raises(ParseError):
+        parse_jetson_clocks(text)

@@ -1,10 +1,11 @@
-"""Every node at full speed: its GPUs seen by their driver, and every Thor in the same power mode."""
+"""Every node at full speed: its GPUs seen by their driver, every Thor in the same power mode and,
+where the inventory asks, with its clocks locked."""
 
 import pytest
 
 from rackproof import gpus
 from rackproof.capabilities import FULL_SPEED
-from rackproof.probes.jetson import NVPMODEL
+from rackproof.probes.jetson import JETSON_CLOCKS, NVPMODEL
 from rackproof.probes.nvidia_smi import GPUS
 
 pytestmark = [pytest.mark.step(1), pytest.mark.capability(FULL_SPEED)]
@@ -19,3 +20,10 @@ def test_same_power_mode(every_node, inventory):
     if problem := gpus.same_power_mode({host.name: host.read(NVPMODEL) for host in every_node},
                                        inventory.expect.power_mode):
         raise problem
+
+
+@pytest.mark.platform("thor")
+def test_clocks_locked(node, inventory):
+    if not inventory.expect.clocks_locked:
+        pytest.skip("the inventory does not ask for locked clocks ([expect] clocks_locked)")
+    gpus.clocks_locked(node.name, node.read(JETSON_CLOCKS))

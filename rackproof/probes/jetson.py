@@ -1,4 +1,5 @@
-"""Jetson platform facts: /etc/nv_tegra_release, installed package versions, `nvpmodel -q`.
+"""Jetson platform facts: /etc/nv_tegra_release, installed package versions, `nvpmodel -q`,
+`jetson_clocks --show`.
 
 The guide wants the same JetPack release (and so the same TensorRT) on every node, because an
 engine built on one Thor must load on the others.
@@ -9,11 +10,13 @@ import shlex
 from dataclasses import dataclass
 
 from . import ParseError
+from ._text import int_value
 from rackproof.probe import Probe
 
 TOOL_RELEASE = "nv_tegra_release"
 TOOL_DPKG = "dpkg-query"
 TOOL_NVPMODEL = "nvpmodel"
+TOOL_CLOCKS = "jetson_clocks"
 
 # L4T major -> JetPack major: R32 = JetPack 4, R35 = 5, R36 = 6, R38 = 7.0/7.1, R39 = 7.2
 _JETPACK_OF_L4T = {32: 4, 34: 5, 35: 5, 36: 6, 38: 7, 39: 7}
@@ -133,7 +136,35 @@ def render_nvpmodel(mode: PowerMode) -> str:
     return f"NV Power Mode: {mode.name}\n{mode.id}\n"
 
 
+@dataclass(frozen=True)
+class ClockRange:
+    name: str                    # "cpu0", "GPU"
+    min_freq: int                # as printed: kHz for a CPU, Hz for the GPU
+    max_freq: int
+
+
+def parse_jetson_clocks(text: str) -> tuple[ClockRange, ...]:
+    """Each CPU's and the GPU's MinFreq and MaxFreq from `jetson_clocks --show` (locked: equal).
+    EMC is left out: jetson_clocks pins it with FreqOverride=1 and leaves its MinFreq below."""
+    ranges = []
+    for line in text.splitlines():
+        words = line.split()
+        name = words[0].removesuffix(":") if words else ""
+        if name == "GPU" or words and words[0].endswith(":") and name.startswith("cpu") and name[3:].isdigit():
+            fields = dict(word.partition("=")[::2] for word in words[1:])
+            if "MinFreq" not in fields or "MaxFreq" not in fields:
+                raise ParseError(TOOL_CLOCKS, f"{name}: no MinFreq and MaxFreq", text)
+            ranges.append(ClockRange(name, int_value(TOOL_CLOCKS, fields["MinFreq"], f"{name} MinFreq", text),
+                                     int_value(TOOL_CLOCKS, fields["MaxFreq"], f"{name} MaxFreq", text)))
+    if not any(r.name == "GPU" for r in ranges) or len(ranges) < 2:
+        raise ParseError(TOOL_CLOCKS, "no 'cpuN:' and 'GPU MinFreq=... MaxFreq=...' lines", text)
+    return tuple(ranges)
+
+
 NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nvpmodel, once=True)
+# root only: it reads and could write the clocks' settings
+JETSON_CLOCKS = Probe("jetson_clocks --show", "a Jetson's CPU and GPU clock ranges (locked: MinFreq = MaxFreq)",
+                      "sudo -n jetson_clocks --show", parse_jetson_clocks)
 NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "cat /etc/nv_tegra_release",
                          parse_nv_tegra_release, once=True)
 # A package dpkg never heard of prints nothing on stdout ("dpkg-query: no packages found
