@@ -155,5 +155,5 @@ def decide(tests: list[dict], coverage: Coverage = Coverage(), unreachable: dict
 
 def drift_line(d: dict) -> str:
     """A drifted figure with both numbers, as the verdict and the terminal say it."""
-    return (f"{d['reference']} {d['subject']} {d['value']:g} {d['unit']}, {abs(d['change']):.1%} "
-            f"{'below' if d['change'] < 0 else 'above'} its median {d['median']:g} {d['unit']} of the last {d['runs']} runs")
+    return (f"{d['reference']} {d['subject']} {d['value']:g} {d['unit']}, {-d['change']:.1%} below its median "
+            f"{d['median']:g} {d['unit']} of the last {d['runs']} runs")
