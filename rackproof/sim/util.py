@@ -121,13 +121,6 @@ def pid_alive(pid: int | None) -> bool:
         return False
 
 
-def proc_netns_inode(pid: int) -> int | None:
-    try:
-        return os.stat(f"/proc/{pid}/ns/net").st_ino
-    except OSError:
-        return None
-
-
 def write(path: Path, text: str, mode: int = 0o644, uid: int | None = None, gid: int | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
