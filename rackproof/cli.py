@@ -33,14 +33,25 @@ def _inventory_check(args: argparse.Namespace) -> int:
 
 
 def _probes(args: argparse.Namespace) -> int:
-    """Every command the suite can run on a node, with the probe it belongs to and what it
-    reads: the list a site's security reviewer asks for. {fields} are filled per node, lane or
-    peer from cluster.toml, each shell-quoted."""
+    """Every command the suite can run on a node: the probe it belongs to, what it reads, whether
+    it needs root, which exit statuses still answer and which checks run it: the list a site's
+    security reviewer asks for. {fields} are filled per node, lane or peer from cluster.toml, each
+    shell-quoted."""
+    from .checks import probe_users
     from .probe import catalog
-    for probe in catalog():
-        exits = "" if probe.ok_exit == (0,) else f"  (exit {', '.join(map(str, probe.ok_exit))} still answers)"
-        once = "  (once per node per run)" if probe.once else ""
-        print(f"{probe.name}: {probe.does}{exits}{once}\n    {probe.template.replace('{{', '{').replace('}}', '}')}")
+    users = probe_users()
+    listed = [{"name": p.name, "does": p.does, "command": p.template.replace("{{", "{").replace("}}", "}"),
+               "root": p.root, "exit": p.answers if p.answers == "any" else list(p.answers), "once": p.once,
+               "checks": users.get(p.name, [])} for p in catalog()]
+    if args.json:
+        print(json.dumps(listed, indent=1))
+        return 0
+    for p in listed:
+        exits = "any exit status" if p["exit"] == "any" else f"exit {' or '.join(map(str, p['exit']))}"
+        once = "; once per node per run" if p["once"] else ""
+        checks = "".join(f"\n      {check}" for check in p["checks"]) or " none"
+        print(f"{p['name']}: {p['does']}\n    command: {p['command']}\n    root: {p['root']}; answers: {exits}{once}"
+              f"\n    checks:{checks}")
     return 0
 
 
@@ -180,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file")
     check.set_defaults(func=_inventory_check)
 
-    probes = commands.add_parser("probes", help="list every command the suite can run on a node")
+    probes = commands.add_parser("probes", help="list every command the suite can run on a node: root or not, the exit "
+                                                "statuses that answer, the checks that run it")
+    probes.add_argument("--json", action="store_true", help="the same as JSON records, for a site's review")
     probes.set_defaults(func=_probes)
 
     snap = commands.add_parser("snapshot", help="write every node's facts that a change can alter (read-only)")

@@ -38,6 +38,19 @@ class Probe(Generic[T]):
     repeatable: bool = True                    # only reads: run again if the connection drops under it;
                                                # False for what starts, stops or changes something
 
+    @property
+    def root(self) -> str:
+        """"yes" for a command run with sudo -n; "where the login cannot read" for one that runs
+        with or without it (`a || sudo -n a`); "no" otherwise."""
+        if self.template.startswith("sudo -n ") and "||" not in self.template:
+            return "yes"
+        return "where the login cannot read" if "sudo -n " in self.template else "no"
+
+    @property
+    def answers(self) -> str | tuple[int, ...]:
+        """The exit statuses that still carry an answer: "any", or the list."""
+        return "any" if set(range(256)) <= set(self.ok_exit) else self.ok_exit
+
     def fields(self) -> set[str]:
         return {field for _, field, _, _ in Formatter().parse(self.template) if field}
 

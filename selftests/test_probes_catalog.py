@@ -2,6 +2,7 @@
 shell-quoted, and no check writes a command of its own."""
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,22 @@ def test_the_cli_lists_every_probe():
     assert proc.returncode == 0, proc.stderr
     for probe in PROBES:
         assert f"{probe.name}: {probe.does}" in proc.stdout
+
+
+def test_the_cli_says_root_exits_and_checks_of_each_probe_as_json():
+    proc = subprocess.run([sys.executable, "-m", "rackproof.cli", "probes", "--json"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    listed = {p["name"]: p for p in json.loads(proc.stdout)}
+    assert set(listed) == {probe.name for probe in PROBES}
+    assert listed["sudo ss"]["root"] == "yes" and listed["jetson_clocks --show"]["root"] == "yes"
+    assert listed["config files"]["root"] == "where the login cannot read" and listed["ethtool -S"]["root"] == "no"
+    assert listed["munge | unmunge"]["exit"] == "any" and listed["nvidia-smi --query-gpu"]["exit"] == [0, 6]
+    assert listed["nvidia-smi --query-gpu"]["checks"] == ["tests_physical/test_gpus.py::test_gpus_seen_by_the_driver"]
+    assert "tests_network/test_link_health.py::test_lane_error_counters_under_load" in listed["ethtool -i"]["checks"]
+    assert "tests_physical/test_gpus.py::test_gpus_seen_by_the_driver" not in listed["ethtool -S"]["checks"]
+    assert all(p["checks"] for p in listed.values())   # every probe serves a check
+    assert "{interface}" in listed["ethtool -S"]["command"]
 
 
 def _commands_written_in(path: Path) -> list[str]:

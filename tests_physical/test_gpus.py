@@ -1,5 +1,5 @@
-"""Every node at full speed: its GPUs seen by their driver, every Thor in the same power mode and,
-where the inventory asks, with its clocks locked."""
+"""Step 5, what serving needs: every node at full speed, its GPUs seen by their driver, every Thor in
+the same power mode and, where the inventory asks, with its clocks locked."""
 
 import pytest
 
@@ -8,7 +8,7 @@ from rackproof.capabilities import FULL_SPEED
 from rackproof.probes.jetson import JETSON_CLOCKS, NVPMODEL
 from rackproof.probes.nvidia_smi import GPUS
 
-pytestmark = [pytest.mark.step(1), pytest.mark.capability(FULL_SPEED)]
+pytestmark = [pytest.mark.step(5), pytest.mark.capability(FULL_SPEED)]
 
 
 def test_gpus_seen_by_the_driver(node, inventory):

@@ -1,0 +1,243 @@
+"""The suite's checks as source: where they are, and which probes each one runs (for `rackproof
+probes`). Read from the code, not from a run: a check uses a probe when its test function, a
+fixture it asks for, or a library function either of them calls (followed through imports and
+module attributes, transitively) names the probe. A method called on an object has no known type
+here: every library class's method of that name is followed (a builtin's name, d.get, never),
+which can only add checks to a probe, never leave one out.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import io
+import pkgutil
+from functools import cache
+from pathlib import Path
+
+import rackproof
+
+from .probe import Probe
+
+PACKAGE = Path(rackproof.__file__).parent
+FOLDERS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
+
+Ref = tuple[str, str]   # (module, top-level name)
+# a call of one of these is taken for the builtin's (d.get, s.add, f.read), never followed
+_BUILTIN_METHODS = frozenset(name for kind in (dict, list, set, str, bytes, io.TextIOBase) for name in dir(kind))
+
+
+def suite_root() -> Path | None:
+    """The folder holding the suite (tests_* and its pytest.ini): inside the installed package
+    (`pip install .` puts it there as rackproof/suite), or the checkout the package runs from
+    (not installed, or installed in place with `pip install -e`)."""
+    return next((root for root in (PACKAGE / "suite", PACKAGE.parent)
+                 if (root / "pytest.ini").is_file() and (root / "tests_physical").is_dir()), None)
+
+
+class _Module:
+    """One source file: its imports, its top-level definitions and what each of them names."""
+
+    def __init__(self, name: str, path: Path):
+        self.name = name
+        self.package = path.name == "__init__.py"
+        tree = ast.parse(path.read_text())
+        self.modules: dict[str, str] = {}     # local name -> module it stands for
+        self.names: dict[str, Ref] = {}       # local name -> (module, name) imported from it
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                self.modules.update({a.asname or a.name: a.name for a in node.names})
+            elif isinstance(node, ast.ImportFrom):
+                base = self._absolute(node)
+                for a in node.names:
+                    # `from . import probes` imports a module; `from .x import f` a name of x
+                    if _is_package(base) and _path(f"{base}.{a.name}") is not None:
+                        self.modules[a.asname or a.name] = f"{base}.{a.name}"
+                    else:
+                        self.names[a.asname or a.name] = (base, a.name)
+        # a check's or a fixture's arguments are fixtures; a library function's are not
+        self.asks_fixtures = not name.startswith(rackproof.__name__) or name.startswith(f"{rackproof.__name__}.plugin")
+        self.defs: dict[str, list[ast.AST]] = {}
+        for node in tree.body:
+            for defined in _defined(node):
+                self.defs.setdefault(defined, []).append(node)
+            if isinstance(node, ast.ClassDef):   # its methods apart: "Class.method"
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.defs.setdefault(f"{node.name}.{item.name}", []).append(item)
+
+    def _absolute(self, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        parts = self.name.split(".")[:len(self.name.split(".")) - node.level + self.package]
+        return ".".join(parts + ([node.module] if node.module else []))
+
+    def refs(self, name: str) -> set[Ref]:
+        """What the definition `name` names, resolved to (module, name)."""
+        found: set[Ref] = set()
+        for definition in self.defs.get(name, ()):
+            for node in _walk(definition):
+                if isinstance(node, ast.Name):
+                    found |= self.resolve(node.id)
+                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.value.id in self.modules:
+                    found.add((self.modules[node.value.id], node.attr))
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr not in _BUILTIN_METHODS and not (
+                            isinstance(node.func.value, ast.Name) and node.func.value.id in self.modules):
+                    # a method called: any class's of that name
+                    found.add(("<method>", node.func.attr))
+                elif isinstance(node, ast.arg) and self.asks_fixtures:
+                    found.add(("<fixture>", node.arg))
+        return found - {(self.name, name)}
+
+    def resolve(self, local: str) -> set[Ref]:
+        if local in self.names:
+            return {self.names[local]}
+        return {(self.name, local)} if local in self.defs else set()
+
+
+def _walk(definition: ast.AST):
+    """The nodes of a definition; a class's methods are definitions of their own."""
+    todo = [definition]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo += [child for child in ast.iter_child_nodes(node)
+                 if not (isinstance(node, ast.ClassDef) and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+
+
+@cache
+def _methods() -> dict[str, list[Ref]]:
+    """Method name -> every library class's method of that name (the simulator's left out)."""
+    found: dict[str, list[Ref]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[0] in ("sim", "suite"):
+            continue
+        name = ".".join((rackproof.__name__, *parts)).removesuffix(".__init__")
+        for definition in _module(name).defs:
+            if "." in definition:
+                found.setdefault(definition.split(".", 1)[1], []).append((name, definition))
+    return found
+
+
+def _path(name: str) -> Path | None:
+    """The source file of a module of the package (found, not imported)."""
+    if name != rackproof.__name__ and not name.startswith(f"{rackproof.__name__}."):
+        return None
+    base = PACKAGE.joinpath(*name.split(".")[1:])
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+
+
+def _is_package(name: str) -> bool:
+    path = _path(name)
+    return path is not None and path.name == "__init__.py"
+
+
+def _defined(node: ast.AST) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return []
+
+
+@cache
+def _module(name: str) -> _Module | None:
+    path = _path(name)
+    return _Module(name, path) if path else None
+
+
+def _fixtures() -> dict[str, Ref]:
+    """Fixture name -> the function behind it, in the plugin's modules: `@pytest.fixture def f`
+    and `f = pytest.fixture(_g, name="f")`."""
+    found: dict[str, Ref] = {}
+    for path in sorted((PACKAGE / "plugin").glob("*.py")):
+        name = f"{rackproof.__name__}.plugin.{path.stem}"
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list):
+                found[node.name] = (name, node.name)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and ast.unparse(node.value.func).endswith("fixture") and node.value.args:
+                fixture = next((k.value.value for k in node.value.keywords if k.arg == "name"), node.targets[0].id)
+                found[fixture] = (name, ast.unparse(node.value.args[0]))
+    return found
+
+
+def _probes_reached(start: set[Ref], fixtures: dict[str, Ref]) -> set[str]:
+    """The probes that what `start` names reaches, through fixtures, modules and methods."""
+    known = _known()
+    seen: set[Ref] = set()
+    todo = list(start)
+    probes = set()
+    while todo:
+        ref = todo.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref[0] == "<fixture>":
+            todo += [fixtures[ref[1]]] if ref[1] in fixtures else []
+            continue
+        if ref[0] == "<method>":
+            todo += _methods().get(ref[1], [])
+            continue
+        module = _module(ref[0])
+        if module is None:
+            continue
+        if ref in known:
+            probes.add(known[ref].name)
+        elif ref[1] in module.names:      # a name the module imported from another
+            todo.append(module.names[ref[1]])
+        todo += module.refs(ref[1])
+    return probes
+
+
+def probe_users() -> dict[str, list[str]]:
+    """Probe name -> the checks ("tests_network/test_link_health.py::test_lane_error_counters_under_load")
+    that run it; {} when the suite's source is not there."""
+    root = suite_root()
+    if root is None:
+        return {}
+    fixtures = _fixtures()
+    users: dict[str, list[str]] = {}
+    for folder in FOLDERS:
+        for path in sorted((root / folder).glob("test_*.py")):
+            module = _Module(f"{folder}.{path.stem}", path)
+            for name, definitions in module.defs.items():
+                if not name.startswith("test_") or not isinstance(definitions[0], ast.FunctionDef):
+                    continue
+                start = module.refs(name) | {("<fixture>", f) for f in _autouse(module)}
+                for probe in _probes_reached(_imported(module, start), fixtures):
+                    users.setdefault(probe, []).append(f"{folder}/{path.name}::{name}")
+    return users
+
+
+def _imported(module: _Module, refs: set[Ref]) -> set[Ref]:
+    """A test module's own definitions (its helpers and fixtures) followed by hand: it is no package module."""
+    out, todo, seen = set(), list(refs), set()
+    while todo:
+        ref = todo.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref[0] == module.name:
+            todo += module.refs(ref[1])
+        else:
+            out.add(ref)
+    return out
+
+
+def _autouse(module: _Module) -> list[str]:
+    return [name for name, (node, *_) in module.defs.items() if isinstance(node, ast.FunctionDef)
+            and any("autouse=True" in ast.unparse(d) for d in node.decorator_list)]
+
+
+@cache
+def _known() -> dict[Ref, Probe]:
+    """(module, name) -> the probe of each probe defined at the top of the modules catalog() reads."""
+    from . import disrupt, host, probes, traffic
+    modules = [f"{probes.__name__}.{m.name}" for m in pkgutil.iter_modules(probes.__path__)]
+    modules += [disrupt.__name__, host.__name__, traffic.__name__]
+    return {(m, name): value for m in modules for name, value in vars(importlib.import_module(m)).items()
+            if isinstance(value, Probe) and name in _module(m).defs}
