@@ -36,6 +36,7 @@ from pathlib import Path
 
 import rackproof
 from rackproof.safetext import one_line
+from rackproof.userinput import read_regular_file
 
 NAMESPACE = "rackproof-bundle@rackproof"   # ssh-keygen -n: a signature made for this use only
 FORMAT = "rackproof-bundle/1"
@@ -110,10 +111,10 @@ def _said(result: subprocess.CompletedProcess) -> str:
 
 
 def _read(path: Path, what: str) -> bytes:
+    if not path.exists():
+        raise BundleError(f"{one_line(str(path))}: no {what} there")
     try:
-        if not path.is_file():
-            raise BundleError(f"{one_line(str(path))}: no {what} there (not a regular file)")
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_MEMBER_BYTES)
     except OSError as e:
         raise BundleError(f"{one_line(str(path))}: cannot read the {what}: {e.strerror}") from None
     if len(data) > MAX_MEMBER_BYTES:

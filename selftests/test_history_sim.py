@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from rackproof.report import document
 from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite
 
@@ -82,6 +83,7 @@ def test_four_runs_then_a_slowed_lane_warns_with_both_numbers(rack, pytester):
         assert f"drift: lane.rate {subject} {now['value']:g} Gbit/s" in run.output
     assert 'id="drift"' in page and page.count('<g class="trend"') == len(doc["history"]["trends"])
 
+    assert document.problems(doc) == []
     # four points per figure, in the history and beside each bar
     assert doc["history"]["runs"] == 4 and all(len(t["values"]) == 4 for t in doc["history"]["trends"])
     shown = subprocess.run([sys.executable, "-m", "rackproof.cli", "history", "--db", str(folder / "history.sqlite")],
