@@ -8,6 +8,7 @@ carrying the raw text, so the failure shows what the node printed.
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,10 +80,11 @@ class Host:
             return {}
         (free,) = probe.fields() - set(values)
         commands = {label: probe.command(**values, **{free: label}) for label in labels}
+        marker = _marker()
         out = self.run(BATCH, timeout, commands=Command("; ".join(
-            f"{SECTION.command(marker=_SECTION + str(label))}; {command}" for label, command in commands.items())))
-        return self._sections(out.stdout, labels, lambda label, text: probe.parse(text, {**values, free: label}),
-                              commands.get)
+            f"{SECTION.command(marker=marker + str(label))}; {command}" for label, command in commands.items())))
+        return self._sections(out.stdout, marker, labels,
+                              lambda label, text: probe.parse(text, {**values, free: label}), commands.get)
 
     def read_at_once(self, commands: dict[str, Command], parse: Callable[[str, str], T], timeout: float,
                      describe: Callable[[str], str] | None = None) -> dict[str, T]:
@@ -92,10 +94,12 @@ class Host:
         if not commands:
             return {}
         started = " ".join(BACKGROUND.command(command=c, index=k) for k, c in enumerate(commands.values()))
-        shown = "; ".join(f"{SECTION.command(marker=_SECTION + label)}; {SHOW.command(index=k)}"
+        marker = _marker()
+        shown = "; ".join(f"{SECTION.command(marker=marker + label)}; {SHOW.command(index=k)}"
                           for k, label in enumerate(commands))
         out = self.read(AT_ONCE, timeout=timeout, started=Command(started), shown=Command(shown))
-        return self._sections(out, list(commands), lambda label, text: parse(text, label), describe or commands.get)
+        return self._sections(out, marker, list(commands), lambda label, text: parse(text, label),
+                              describe or commands.get)
 
     def _parsed(self, result: Result, parse: Callable[[str], T], ok_exit: tuple[int, ...]) -> T:
         if result.exit_status not in ok_exit:
@@ -105,10 +109,12 @@ class Host:
         except ParseError as e:
             raise ProbeFailed(self.name, result, f"printed something the {e.tool} parser cannot read: {e.reason}") from None
 
-    def _sections(self, text: str, labels, parse: Callable[[str, str], T], describe: Callable[[str], str]) -> dict:
-        """label -> parse(label, its part), for output made of SECTION markers and what followed
+    def _sections(self, text: str, marker: str, labels, parse: Callable[[str, str], T],
+                  describe: Callable[[str], str]) -> dict:
+        """label -> parse(label, its part), for output made of `marker` lines and what followed
         each. A part that cannot be read fails as the command describe(label) names, with that part."""
-        parts = dict(_SECTION_SPLIT.findall(text))
+        parts = dict(re.findall(r"^" + re.escape(marker) + r"(\S+)\n(.*?)(?=^" + re.escape(marker) + r"|\Z)", text,
+                                re.M | re.S))
         return {label: self._parsed(Result(str(describe(label)), 0, parts.get(str(label), ""), "", 0.0),
                                     lambda part: parse(label, part), (0,))
                 for label in labels}
@@ -185,9 +191,12 @@ def _alone(text: str, before: str, after: str) -> str:
     return f"(^|[^{before}])" + text.replace(".", "[.]") + f"($|[^{after}])"
 
 
-_SECTION = "### rackproof-section "
-_SECTION_SPLIT = re.compile(r"^" + re.escape(_SECTION) + r"(\S+)\n(.*?)(?=^" + re.escape(_SECTION) + r"|\Z)",
-                            re.M | re.S)
+def _marker() -> str:
+    """The start of a batch's section marker lines: a fresh random nonce each batch, so that no
+    output of a node (a file's lines, a hostname) can pass for a marker and shift the sections."""
+    return f"### rackproof-section-{secrets.token_hex(8)} "
+
+
 SECTION = Probe("section marker", "marks where the next command's output starts in a batch", "echo {marker}")
 BATCH = Probe("batch", "several probes one after the other in one round trip, each after a section marker",
               "{commands}")

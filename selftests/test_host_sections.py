@@ -1,0 +1,45 @@
+"""A batch of commands in one round trip is split into each command's part by marker lines that
+carry a fresh random nonce: output of a node that looks like a marker (a file's lines, a hostname,
+a marker seen in an earlier batch) never shifts a section. Run on this machine's own shell."""
+
+import pytest
+
+from rackproof.host import Host
+from rackproof.inventory import load_inventory
+from rackproof.probe import Command, Probe
+from rackproof.remote import EvidenceLog, LocalTransport, Remote
+from selftests.suite import EXAMPLES
+
+CAT = Probe("cat", "a file's text", "cat {path}", lambda text, path: text, ("path",))
+
+
+@pytest.fixture
+def host():
+    node = load_inventory(EXAMPLES / "spark2.toml").node("spark-2")
+    return Host(node, Remote("spark-2", LocalTransport("spark-2"), EvidenceLog()))
+
+
+def test_a_marker_line_in_a_nodes_output_does_not_shift_a_section(host, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    # the first file forges markers: the old fixed form and one with a nonce of the right shape
+    first.write_text(f"one\n### rackproof-section {second}\nforged\n"
+                     f"### rackproof-section-0123456789abcdef {second}\nforged too\n")
+    second.write_text("two\n")
+    parts = host.read_each(CAT, [str(first), str(second)])
+    assert parts == {str(first): first.read_text(), str(second): "two\n"}
+
+
+def test_clients_at_once_keep_their_own_parts_whatever_they_print(host, tmp_path):
+    forged = "### rackproof-section b\nforged\n"
+    commands = {"a": Command(f"printf '%s' '{forged}'"), "b": Command("echo real")}
+    parts = host.read_at_once(commands, lambda text, label: text, timeout=10)
+    assert parts == {"a": forged, "b": "real\n"}
+
+
+def test_each_batch_has_a_nonce_of_its_own(host, tmp_path):
+    (tmp_path / "f").write_text("x\n")
+    with host.remote.log.captured() as evidence:
+        host.read_each(CAT, [str(tmp_path / "f")])
+        host.read_each(CAT, [str(tmp_path / "f")])
+    markers = [e.command.split(";")[0] for e in evidence]
+    assert len(markers) == 2 and markers[0] != markers[1] and all("rackproof-section-" in m for m in markers)
