@@ -14,13 +14,16 @@ from selftests.suite import REPLAYS
 PAIRS = [("thor-1", "thor-2"), ("thor-2", "thor-1"), ("thor-1", "thor-3"), ("thor-3", "thor-1")]
 
 
-def results(rates: dict, outcomes: dict | None = None, better: str = "higher") -> dict:
-    """A results document of iperf3 checks, one per pair, as much of it as a comparison reads."""
+def results(rates: dict, outcomes: dict | None = None, better: str = "higher", label: str = "lane rate",
+            reference: str | None = "lane.rate") -> dict:
+    """A results document of iperf3 checks, one per pair, as much of it as a comparison reads
+    (reference None: as results.json was before it named each figure's reference key)."""
     tests = [{
         "id": f"tests_network/test_throughput.py::test_iperf3_one_stream[{a}->{b}]",
         "outcome": (outcomes or {}).get((a, b), "passed"), "message": "",
-        "measurements": [{"kind": "lane rate", "subject": f"{a} -> {b}", "value": rate, "unit": "Gbit/s",
-                          "expectation": {"floor": 22.5, "target": None, "better": better}, "verdict": "passed"}],
+        "measurements": [{"kind": label, "subject": f"{a} -> {b}", "value": rate, "unit": "Gbit/s",
+                          "expectation": {"floor": 22.5, "target": None, "better": better}, "verdict": "passed",
+                          **({"reference": reference} if reference else {})}],
     } for (a, b), rate in rates.items()]
     return {"run": {"cluster": "thor-shelf", "started": "2026-11-30T10:00:00+00:00"},
             "verdict": {"decision": "ACCEPTED"}, "tests": tests}
@@ -35,6 +38,17 @@ def test_a_30_percent_drop_of_one_pair_is_flagged_and_small_moves_are_not():
     assert [(m["subject"], m["change"], m["direction"]) for m in diff["moved"]] == [("thor-1 -> thor-3", -0.3, "worse")]
     assert diff["moved"][0]["before"] == 23.5 and diff["new_failures"] == diff["fixed"] == []
     assert compare(results(now), results(BEFORE), 0.35, "old/results.json")["moved"] == []
+
+
+@pytest.mark.parametrize("baseline_reference", ["lane.rate", None], ids=["by reference key", "before 2.7"])
+def test_a_figure_whose_label_was_renamed_is_still_compared_by_its_reference_key(baseline_reference):
+    now = {**BEFORE, ("thor-1", "thor-3"): 23.5 * 0.7}
+    before = results(BEFORE, label="lane rate", reference=baseline_reference)
+    diff = compare(results(now, label="one-stream rate"), before, 0.10, "b")
+    if baseline_reference:   # the key travels with the figure: a new label changes nothing
+        assert [(m["subject"], m["change"]) for m in diff["moved"]] == [("thor-1 -> thor-3", -0.3)]
+    else:                    # an older baseline knows only labels: a renamed one is not compared
+        assert diff["moved"] == []
 
 
 def test_where_lower_is_better_a_rise_is_worse():

@@ -11,11 +11,14 @@ from .outcomes import PROBLEMS
 GOOD = ("passed", "warned")
 
 
-def _figures(doc: dict) -> dict[tuple, dict]:
-    """Measurements by what they measured; a figure measured twice keeps its first value."""
+def _figures(doc: dict, by_reference: bool) -> dict[tuple, dict]:
+    """Measurements by what they measured: their reference key ("lane.rate", which a new label
+    for the figure leaves alone) when `by_reference`, else their label (results.json before 2.7
+    has no key); a figure measured twice keeps its first value."""
     figures: dict[tuple, dict] = {}
     for row in rows(doc["tests"]):
-        figures.setdefault((row["kind"], row["subject"], row["unit"]), row)
+        name = (row.get("reference") or row["kind"]) if by_reference else row["kind"]
+        figures.setdefault((name, row["subject"], row["unit"]), row)
     return figures
 
 
@@ -34,9 +37,10 @@ def compare(current: dict, baseline: dict, tolerance: float, path: str) -> dict:
                                  "message": test["message"]})
         elif test["outcome"] in GOOD and was in PROBLEMS:
             fixed.append({"test": test["id"], "outcome": test["outcome"], "was": was})
-    old = _figures(baseline)
+    by_reference = any(row.get("reference") for row in rows(baseline["tests"]))
+    old = _figures(baseline, by_reference)
     moved = []
-    for key, row in _figures(current).items():
+    for key, row in _figures(current, by_reference).items():
         earlier = old.get(key)
         if earlier is None or not earlier["value"]:
             continue
