@@ -194,14 +194,17 @@ def write_tar(members: dict[str, bytes], output: Path) -> None:
                 info = tarfile.TarInfo(name)
                 info.size, info.mode, info.mtime = len(members[name]), 0o644, 0
                 tar.addfile(info, io.BytesIO(members[name]))
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".rackproof-bundle-", dir=output.parent)
         with os.fdopen(fd, "wb") as f:
             f.write(buffer.getvalue())
         os.link(tmp, output)   # fails if the name was taken meanwhile: never replaces a file
-        os.unlink(tmp)
     except OSError as e:
         raise BundleError(f"{one_line(str(output))}: cannot be written: {e.strerror}") from None
+    finally:
+        if tmp:
+            os.unlink(tmp)
 
 
 def read_tar(path: str | Path) -> dict[str, bytes]:
