@@ -145,7 +145,8 @@ def make(folder: str | Path, key: str | Path, output: str | Path, now: dt.dateti
             members[name] = _read(folder / name, name)
     doc = _results(members["results.json"], one_line(str(folder / "results.json")))
     run = doc["run"]
-    inventory_path = Path(run["inventory"]["path"])
+    # the copy the run keeps beside its report; else (a folder of an older run) the file it names
+    inventory_path = folder / INVENTORY if (folder / INVENTORY).exists() else Path(run["inventory"]["path"])
     members[INVENTORY] = _read(inventory_path if inventory_path.is_absolute() else folder / inventory_path, "inventory")
     if sha256(members[INVENTORY]) != run["inventory"]["sha256"]:
         raise BundleError(f"{one_line(str(inventory_path))}: changed since the run (its sha256 is not the one "
@@ -157,7 +158,7 @@ def make(folder: str | Path, key: str | Path, output: str | Path, now: dt.dateti
     manifest = {
         "format": FORMAT, "cluster": run["cluster"], "step": run.get("step"), "verdict": doc["verdict"]["decision"],
         "ticket": run.get("ticket") or "", "operator": run.get("operator") or "", "started": run["started"],
-        "finished": run.get("finished"), "inventory": {"path": str(inventory_path), "sha256": run["inventory"]["sha256"]},
+        "finished": run.get("finished"), "inventory": {"path": run["inventory"]["path"], "sha256": run["inventory"]["sha256"]},
         "rackproof_version": run.get("rackproof_version"), "bundled_by": rackproof.__version__,
         "bundled": (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds"),
         "contents_digest": digest, "files": dict(sorted(files.items())),

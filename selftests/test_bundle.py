@@ -81,6 +81,9 @@ def test_a_bundle_verifies_in_one_line_with_ticket_signer_and_verdict(made):
     assert f"contents digest {digest}" in result.stdout
     assert f'<td id="bundle-digest"><code>{digest}</code></td>' in members["report.html"].decode()
     assert "not bundled" in (root / "run" / "report.html").read_text()
+    # the inventory as used: the copy the run kept beside its report
+    assert members["inventory.toml"] == (REPLAYS / "thor5-healthy" / "cluster.toml").read_bytes() == \
+        (root / "run" / "inventory.toml").read_bytes()
 
 
 @pytest.mark.parametrize("member", bundle.MEMBERS)
@@ -164,6 +167,7 @@ def test_bundle_refuses_bad_input_in_one_line(made, tmp_path):
     existing = _bundled(made, alice, "alice.tar")
     one_line_error(rackproof("bundle", str(root / "run"), "--key", str(alice), "-o", str(existing)), 2,
                    "exists: not overwritten")
+    assert not list(existing.parent.glob(".rackproof-bundle-*"))   # nothing half-written left beside it
     # the inventory changed since the run: not the inventory as used
     copy = tmp_path / "run"
     copy.mkdir()
