@@ -54,7 +54,8 @@ def test_results_json_validates_and_junit_lists_the_failures(pytester):
 def test_every_run_gets_its_own_folder_under_reports(pytester):
     run = run_report(pytester, "--replay", str(REPLAYS / "thor5-healthy"), folders=STABLE, default_folder=True)
     assert re.fullmatch(r"\d{8}-\d{6}-thor-shelf", run.folder.name), run.folder
-    assert {p.name for p in run.folder.iterdir()} == {"report.html", "results.json", "junit.xml", "pytest-html.html"}
+    assert {p.name for p in run.folder.iterdir()} == {"report.html", "results.json", "junit.xml", "pytest-html.html",
+                                                     "inventory.toml"}
     assert f"report folder: {run.folder}" in run.output and "verdict: ACCEPTED" in run.output
     html = run.html
     # self-contained, offline: nothing to fetch (links only to anchors and the run's own files)
