@@ -77,6 +77,7 @@ def test_the_same_faults_reject_or_limit_as_the_capabilities_say(pytester):
     assert step3.results["verdict"]["summary"].startswith("cluster network of thor-2: failed")
     assert {s["check"] for s in step3.results["scope"]} == {
         "test_passwordless_ssh", "test_same_login_on_every_node", "test_passwordless_ssh_over_cx7",   # step 4
+        "test_gpus_seen_by_the_driver", "test_same_power_mode", "test_clocks_locked",   # step 5
         "test_cx7_cable_joins_the_planned_ports",   # a Spark's
         "test_reservations_do_not_overlap", "test_holders_have_logins", "test_only_the_holder_runs_during_a_window",
         "test_every_job_has_a_time_limit", "test_slice_holders_have_no_sudo", "test_homes_are_private"}   # step 9
