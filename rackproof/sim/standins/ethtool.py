@@ -119,11 +119,11 @@ def _statistics(iface: str, spec: dict | None) -> int:
     if spec.get("kind") == "cx7":
         counters = {"rx_bytes_phy": _counter(iface, "rx_bytes"), "tx_bytes_phy": _counter(iface, "tx_bytes"),
                     "rx_packets_phy": _counter(iface, "rx_packets"), "rx_crc_errors_phy": crc,
-                    "rx_symbol_err_phy": crc, "rx_discards_phy": _counter(iface, "rx_dropped")}
+                    "rx_symbol_err_phy": crc, "rx_discards_phy": _counter(iface, "rx_dropped"), "rx_pause_ctrl_phy": 0}
     else:
         counters = {"mmc_tx_octetcount_gb": _counter(iface, "tx_bytes"), "mmc_rx_framecount_gb": _counter(iface, "rx_packets"),
                     "mmc_rx_octetcount_gb": _counter(iface, "rx_bytes"), "mmc_rx_crc_error": crc,
-                    "mmc_rx_align_error": 0, "mmc_rx_fifo_overflow": 0, "rx_crc_errors": crc,
+                    "mmc_rx_align_error": 0, "mmc_rx_pause_frames": 0, "mmc_rx_fifo_overflow": 0, "rx_crc_errors": crc,
                     "rx_dropped": _counter(iface, "rx_dropped")}
     sys.stdout.write(render_ethtool_stats(counters))
     return 0
