@@ -107,7 +107,9 @@ def _run(args: list[str], stdin: bytes, what: str) -> subprocess.CompletedProces
 
 
 def _said(result: subprocess.CompletedProcess) -> str:
-    return one_line((result.stderr or result.stdout).decode(errors="replace").strip()) or f"exit {result.returncode}"
+    """What ssh-keygen said, its lines joined into one."""
+    lines = (result.stderr or result.stdout).decode(errors="replace").splitlines()
+    return one_line("; ".join(line.strip() for line in lines if line.strip())) or f"exit {result.returncode}"
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -147,7 +149,7 @@ def make(folder: str | Path, key: str | Path, output: str | Path, now: dt.dateti
     run = doc["run"]
     # the copy the run keeps beside its report; else (a folder of an older run) the file it names
     inventory_path = folder / INVENTORY if (folder / INVENTORY).exists() else Path(run["inventory"]["path"])
-    members[INVENTORY] = _read(inventory_path if inventory_path.is_absolute() else folder / inventory_path, "inventory")
+    members[INVENTORY] = _read(inventory_path, "inventory")
     if sha256(members[INVENTORY]) != run["inventory"]["sha256"]:
         raise BundleError(f"{one_line(str(inventory_path))}: changed since the run (its sha256 is not the one "
                           "results.json recorded): not the inventory as used")

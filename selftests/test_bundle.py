@@ -86,6 +86,14 @@ def test_a_bundle_verifies_in_one_line_with_ticket_signer_and_verdict(made):
         (root / "run" / "inventory.toml").read_bytes()
 
 
+def test_a_folder_given_relative_to_where_the_command_runs(made):
+    root, alice, _ = made
+    result = subprocess.run([str(BIN / "rackproof"), "bundle", "run", "--key", str(alice), "-o", "relative.tar"],
+                            cwd=root, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and (root / "relative.tar").is_file(), result.stderr
+    assert rackproof("verify", str(root / "relative.tar"), "--allowed-signers", str(root / "allowed")).returncode == 0
+
+
 @pytest.mark.parametrize("member", bundle.MEMBERS)
 def test_one_changed_byte_in_any_member_fails_naming_it(made, member, tmp_path):
     root, alice, _ = made
