@@ -36,7 +36,7 @@ from pathlib import Path
 
 import rackproof
 from rackproof.safetext import one_line
-from rackproof.userinput import read_regular_file
+from rackproof.userinput import read_within
 
 NAMESPACE = "rackproof-bundle@rackproof"   # ssh-keygen -n: a signature made for this use only
 FORMAT = "rackproof-bundle/1"
@@ -116,12 +116,9 @@ def _read(path: Path, what: str) -> bytes:
     if not path.exists():
         raise BundleError(f"{one_line(str(path))}: no {what} there")
     try:
-        data = read_regular_file(path, MAX_MEMBER_BYTES)
+        return read_within(path, MAX_MEMBER_BYTES)
     except OSError as e:
         raise BundleError(f"{one_line(str(path))}: cannot read the {what}: {e.strerror}") from None
-    if len(data) > MAX_MEMBER_BYTES:
-        raise BundleError(f"{one_line(str(path))}: larger than {MAX_MEMBER_BYTES >> 20} MiB")
-    return data
 
 
 def _results(data: bytes, where: str) -> dict:

@@ -25,6 +25,15 @@ def read_regular_file(path, limit: int) -> bytes:
         return f.read(limit + 1)
 
 
+def read_within(path, limit: int) -> bytes:
+    """The regular file at `path`, refused (an OSError whose strerror says why) when it is anything
+    else or larger than `limit` bytes."""
+    data = read_regular_file(path, limit)
+    if len(data) > limit:
+        raise OSError(0, f"larger than {limit >> 20} MiB")
+    return data
+
+
 def _refuse_unless_regular(mode: int) -> None:
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a file")
