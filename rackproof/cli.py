@@ -165,11 +165,10 @@ def _history(args: argparse.Namespace) -> int:
         values = [p.value for p in series]
         line = f"{printable(cluster)} {printable(reference)} {printable(subject)} ({printable(unit)}): " + \
             " ".join(f"{v:g}" for v in values)
-        if len(values) > 1:
-            median = statistics.median(values[:-1])
-            if median:
-                line += f"  (last {(values[-1] - median) / abs(median):+.1%} against the median {median:g} before it)"
-        print(line)
+        against = ""
+        if len(values) > 1 and (median := statistics.median(values[:-1])):
+            against = f"{(values[-1] - median) / abs(median):+.1%} against the median {median:g} before it; "
+        print(f"{line}  (last {against}run {printable(series[-1].started)}, {printable(series[-1].verdict)})")
     return 0
 
 

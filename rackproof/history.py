@@ -32,7 +32,6 @@ class HistoryError(Exception):
 
 @dataclass(frozen=True)
 class Point:
-    run: int
     started: str
     verdict: str
     value: float
@@ -116,7 +115,7 @@ def points(path: str | Path, cluster: str | None = None, reference: str | None =
     db = _connect(path, write=False)
     try:
         rows = db.execute(
-            "SELECT r.cluster, f.reference, f.subject, f.unit, r.id, r.started, r.verdict, f.value FROM figures f "
+            "SELECT r.cluster, f.reference, f.subject, f.unit, r.started, r.verdict, f.value FROM figures f "
             "JOIN runs r ON r.id = f.run WHERE (? IS NULL OR r.cluster = ?) AND (? IS NULL OR f.reference = ?) "
             "AND (? IS NULL OR f.subject = ?) ORDER BY r.id",
             (cluster, cluster, reference, reference, subject, subject)).fetchall()
@@ -125,8 +124,8 @@ def points(path: str | Path, cluster: str | None = None, reference: str | None =
     finally:
         db.close()
     found: dict[tuple[str, str, str, str], list[Point]] = {}
-    for cluster_, ref, subj, unit, run, started, verdict, value in rows:
-        found.setdefault((cluster_, ref, subj, unit), []).append(Point(run, started, verdict, value))
+    for cluster_, ref, subj, unit, started, verdict, value in rows:
+        found.setdefault((cluster_, ref, subj, unit), []).append(Point(started, verdict, value))
     return {key: series[-last:] for key, series in found.items()}
 
 

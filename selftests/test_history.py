@@ -87,5 +87,5 @@ def test_history_prints_each_figure_with_its_last_against_the_median_before(tmp_
     result = _history_cli("--db", str(db), "--subject", "thor-1 -> thor-2")
     assert result.returncode == 0 and result.stdout == (
         "thor-shelf lane.rate thor-1 -> thor-2 (Gbit/s): 24.9 24.7 24.8 23.1  (last -6.9% against the median 24.8 "
-        "before it)\n")
+        "before it; run 2026-12-04T10:00:00+00:00, ACCEPTED)\n")
     assert _history_cli("--db", str(db), "--figure", "bond.rate").stdout == "no figure recorded that matches\n"
