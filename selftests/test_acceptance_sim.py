@@ -61,10 +61,10 @@ def files_holding(root: Path, secret: str) -> list[str]:
 def discovered(rack: SimRack, path: Path) -> Path:
     """The inventory `rackproof discover` writes from the rack's nodes, told only what no node can
     say: how to reach them, the agent's key file, and the generated inventory's [expect] figures
-    of the simulator (its lanes' scaled rate, its shorter measurements)."""
+    of the simulator (its lanes' scaled rate, its shorter measurements) and of its site (clocks locked)."""
     generated = load_inventory(rack.inventory)
     given = [f"--expect={k}={v}" for k, v in generated.expect.model_dump(exclude_defaults=True).items()
-             if k in ("lane_rate_gbps", "iperf_seconds")]
+             if k in ("lane_rate_gbps", "iperf_seconds", "clocks_locked")]
     key = ["--agent-key-file", str(rack.state.agent_key)] if generated.agent else []
     result = rack.rackproof("discover", "-o", str(path), "--ssh-config", str(rack.state.ssh_config), "--identity",
                             str(rack.state.bench_key), *[f"--ssh={n.ssh_name}" for n in generated.nodes], *given, *key)

@@ -1,6 +1,6 @@
-"""Power and GPUs on the simulated thor2 rack: healthy, every check passes; a Thor in another
-power mode fails the power mode check naming it and both modes; a Thor whose driver sees no GPU
-fails its own GPU check and no other."""
+"""Power and GPUs on the simulated thor2 rack (its inventory asks for locked clocks): healthy, every
+check passes; a Thor in another power mode fails the power mode check naming it and both modes; a
+Thor whose driver sees no GPU, or whose clocks scale, fails its own check and no other."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def test_a_healthy_rack_passes(pytester, thor2):
     assert run.with_outcome("passed") == {"test_gpus::test_gpus_seen_by_the_driver[thor-1]",
                                           "test_gpus::test_gpus_seen_by_the_driver[thor-2]",
                                           "test_gpus::test_same_power_mode[all]",
+                                          "test_gpus::test_clocks_locked[thor-1]",
+                                          "test_gpus::test_clocks_locked[thor-2]",
                                           "test_versions::test_same_gpu_driver_and_cuda[all]"}, run.output
 
 
@@ -52,3 +54,14 @@ def test_a_gpu_the_driver_does_not_see_fails_its_node_only(pytester, thor2):
     assert run.failed == {"test_gpus::test_gpus_seen_by_the_driver[thor-1]"}, run.output
     assert "thor-1: GPUs seen by the driver (nvidia-smi): expected 1 NVIDIA Thor, found none (No devices were found)." \
         in run.messages["test_gpus::test_gpus_seen_by_the_driver[thor-1]"]
+
+
+def test_clocks_that_scale_fail_their_node_only(pytester, thor2):
+    thor2.fault("thor-2", "clocks-unlocked")
+    try:
+        run = suite(pytester, thor2)
+    finally:
+        thor2.heal("thor-2", "clocks-unlocked")
+    assert run.failed == {"test_gpus::test_clocks_locked[thor-2]"}, run.output
+    assert "thor-2: clocks locked (jetson_clocks --show): expected MinFreq = MaxFreq on every CPU and the GPU, found " \
+        "cpu0 972000-2601000" in run.messages["test_gpus::test_clocks_locked[thor-2]"]

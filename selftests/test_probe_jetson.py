@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 from rackproof.probes import ParseError
 from rackproof.probes.jetson import (
     ClockRange, L4TRelease, PowerMode, DPKG_VERSIONS, parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release,
-    parse_nvpmodel,
+    parse_nvpmodel, render_jetson_clocks,
     render_dpkg_versions, render_nv_tegra_release, render_nvpmodel)
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -130,6 +130,11 @@ def test_nvpmodel_unreadable(text):
 @given(st.from_regex(r"[A-Z0-9_]{1,20}", fullmatch=True), st.integers(0, 99))
 def test_nvpmodel_round_trip(name, number):
     assert parse_nvpmodel(render_nvpmodel(PowerMode(name, number))) == PowerMode(name, number)
+
+
+def test_the_simulated_racks_jetson_clocks_reads_back():
+    ranges = (ClockRange("cpu0", 972000, 2601000), ClockRange("cpu1", 2601000, 2601000), ClockRange("GPU", 1, 2))
+    assert parse_jetson_clocks(render_jetson_clocks(ranges, "MAXN")) == ranges
 
 
 def test_jetson_clocks():

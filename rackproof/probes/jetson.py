@@ -162,6 +162,19 @@ def parse_jetson_clocks(text: str) -> tuple[ClockRange, ...]:
 
 
 NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nvpmodel, once=True)
+def render_jetson_clocks(ranges: tuple[ClockRange, ...], power_mode: str) -> str:
+    """`jetson_clocks --show` as a Jetson prints it (the layout of the samples), current = max."""
+    lines = [f"Online CPUs: 0-{sum(r.name != 'GPU' for r in ranges) - 1}"]
+    for r in ranges:
+        if r.name == "GPU":
+            lines.append(f"GPU MinFreq={r.min_freq} MaxFreq={r.max_freq} CurrentFreq={r.max_freq}")
+        else:
+            idle = "WFI=0 c7=0" if r.min_freq == r.max_freq else "WFI=1 c7=1"
+            lines.append(f"{r.name}: Online=1 Governor=schedutil MinFreq={r.min_freq} MaxFreq={r.max_freq} "
+                         f"CurrentFreq={r.max_freq} IdleStates: {idle} ")
+    return "\n".join(lines + [f"NV Power Mode: {power_mode}"]) + "\n"
+
+
 # root only: it reads and could write the clocks' settings
 JETSON_CLOCKS = Probe("jetson_clocks --show", "a Jetson's CPU and GPU clock ranges (locked: MinFreq = MaxFreq)",
                       "sudo -n jetson_clocks --show", parse_jetson_clocks)

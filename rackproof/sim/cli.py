@@ -29,6 +29,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   jetpack-mismatch              the node runs another release (nv_tegra_release / dgx-release, dpkg)
   power-mode [NAME NUMBER]      a Thor in another nvpmodel power mode (default 120W, 1)
   gpu-not-visible               the node's driver sees no GPU (nvidia-smi: No devices were found)
+  clocks-unlocked               a Thor's CPU and GPU clocks scale again (jetson_clocks not run since boot)
   engine-down [MODEL]           the node's engine is killed
   engine-on-loopback [MODEL]    the engine restarts bound to 127.0.0.1
   slow-engine [MODEL] [FACTOR]  the engine generates FACTOR (default 4) times slower

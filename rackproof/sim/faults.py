@@ -1018,6 +1018,14 @@ def _p_gpu_not_visible(rack, spec, node, args):
     return "gpu", {"gpu_lost": False}, f"{node}'s driver sees no GPU (nvidia-smi: No devices were found)"
 
 
+def _p_clocks_unlocked(rack, spec, node, args):
+    """A Thor whose clocks scale again (rebooted, and jetson_clocks not run since)."""
+    if spec.platform != "thor":
+        raise SimError(f"{node} is a Spark: it has no jetson_clocks")
+    before = _model_edit(rack, node, lambda m: m["clocks"].update(locked=False))
+    return "clocks", {"clocks": before["clocks"]}, f"{node}'s CPU and GPU clocks scale (jetson_clocks not run)"
+
+
 def _u_model(rack, spec, node, target, undo):
     _model_edit(rack, node, lambda m: m.update(undo))
 
@@ -1038,6 +1046,7 @@ _PLANT_AND_UNDO = {
     "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
     "late-first-token": (_p_late_first_token, _u_late_first_token),
     "power-mode": (_p_power_mode, _u_model), "gpu-not-visible": (_p_gpu_not_visible, _u_model),
+    "clocks-unlocked": (_p_clocks_unlocked, _u_model),
     # changes a change-control snapshot must see (not faults of the hardware)
     "address-moved": (_p_address_moved, _u_address_moved), "netplan-mode": (_p_netplan_mode, _u_netplan_mode),
     "hosts-edited": (_p_hosts_edited, _u_hosts_edited),

@@ -135,6 +135,8 @@ class Node:
               f"{ip} link set dev * up, {sha256sum} -- /etc/netplan/*, "
               f"{sha256sum} -- /etc/NetworkManager/system-connections/*, {grep} -q -E * -- /etc/netplan/*\n"
               f"{USER} ALL=(root) NOPASSWD: {ss} -Hltnup, /usr/local/bin/systemctl --user -M *@ show *\n"
+              # and whether a Thor's clocks are locked
+              f"{USER} ALL=(root) NOPASSWD: /usr/local/bin/jetson_clocks --show\n"
               # `sudo -l -U LOGIN` runs `list` as LOGIN
               f"{USER} ALL=(ALL) NOPASSWD: list\n",
               0o440, 0, 0)

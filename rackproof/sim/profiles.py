@@ -245,7 +245,7 @@ def _thor_node(i: int, lanes_connected: int, bonded: bool, join: int, lane_join:
     return NodeSpec(
         name=f"thor-{i}", index=i, platform="thor", address=f"10.10.0.{10 + i}/24",
         interface=None if bonded else "mgbe0_0", joins_at_step=join, lanes=lanes,
-        bond_lanes=[f"mgbe{k}_0" for k in range(4)] if bonded else None)
+        bond_lanes=[f"mgbe{k}_0" for k in range(lanes_connected)] if bonded else None)   # the cabled lanes
 
 
 def _thor_profile(name: str, cluster_name: str, nodes, engines, agent_node: str | None = "thor-1",
@@ -258,7 +258,7 @@ def _thor_profile(name: str, cluster_name: str, nodes, engines, agent_node: str 
         switch={"name": "sw-25g", "ports": 24, "port_speed_mbps": 25000, "fec": "RS", "lldp_port": "swp{port}"},
         engines=engines, agent_node=agent_node,
         # three measured seconds: a shaped veth lane settles within the warm-up second
-        expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0", "iperf_seconds": 3},
+        expect={"l4t_release": "R38.2.0", "jetpack_version": "7.0", "iperf_seconds": 3, "clocks_locked": True},
         release=THOR_RELEASE, **rest)
 
 
@@ -458,6 +458,9 @@ def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
                 {"name": "NVIDIA GB10", "bus_id": "0000000F:01:00.0", "compute_cap": "12.1",
                  "persistence": "On", "perf": "P8", "power": "3W", "temp": 46}),
         "nvpmodel": {"name": "MAXN", "id": 0} if node.platform == "thor" else None,
+        # jetson_clocks --show of a Thor (14 cores) after `sudo jetson_clocks`, as the profile's site asks
+        "clocks": {"cpus": 14, "cpu_min_khz": 972000, "cpu_max_khz": 2601000, "gpu_min_hz": 306000000,
+                   "gpu_max_hz": 1575000000, "locked": True} if node.platform == "thor" else None,
         "bond": None,
         "roce_gbps": profile.roce_gbps_per_link,
         "nccl_busbw_gbs": profile.nccl_busbw_gbs,

@@ -22,6 +22,7 @@ TOOLS = {
     "ib_write_bw": "rdma",
     "nvidia-smi": "gpu",
     "nvpmodel": "gpu",
+    "jetson_clocks": "gpu",
     "dpkg-query": "packages",
     "mpirun": "nccl",
     "all_gather_perf": "nccl",
@@ -32,7 +33,7 @@ TOOLS = {
     "nvidia-ctk": "container",
 }
 
-THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "dpkg-query", "systemctl", "chronyc"]
+THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "jetson_clocks", "dpkg-query", "systemctl", "chronyc"]
 SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "nvidia-smi", "dpkg-query", "mpirun",
                "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk"]
 

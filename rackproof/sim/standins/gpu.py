@@ -1,4 +1,5 @@
-"""nvidia-smi (the table, -L, --query-gpu=... --format=csv[,noheader][,nounits]) and nvpmodel -q."""
+"""nvidia-smi (the table, -L, --query-gpu=... --format=csv[,noheader][,nounits]), nvpmodel -q and
+jetson_clocks --show."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def run(tool: str, args: list[str]) -> int:
     m = model()
     if tool == "nvpmodel":
         return _nvpmodel(m, args)
+    if tool == "jetson_clocks":
+        return _jetson_clocks(m, args)
     if m.get("gpu_lost"):   # the driver is loaded and sees no GPU: every query answers so
         print("No devices were found")
         return 6
@@ -82,3 +85,18 @@ def _nvpmodel(m: dict, args: list[str]) -> int:
         return 0
     sys.stderr.write("NVPM ERROR: changing the power mode needs root (sudo nvpmodel -m N)\n")
     return 1
+
+
+def _jetson_clocks(m: dict, args: list[str]) -> int:
+    """--show: the model's CPU and GPU clock ranges, locked (min = max) unless the model says not."""
+    from rackproof.probes.jetson import ClockRange, render_jetson_clocks
+    clocks = m.get("clocks")
+    if not clocks or args != ["--show"]:
+        sys.stderr.write("jetson_clocks: only --show is modelled\n")
+        return 1
+    cpu_min = clocks["cpu_max_khz"] if clocks["locked"] else clocks["cpu_min_khz"]
+    gpu_min = clocks["gpu_max_hz"] if clocks["locked"] else clocks["gpu_min_hz"]
+    ranges = tuple(ClockRange(f"cpu{k}", cpu_min, clocks["cpu_max_khz"]) for k in range(clocks["cpus"]))
+    sys.stdout.write(render_jetson_clocks(ranges + (ClockRange("GPU", gpu_min, clocks["gpu_max_hz"]),),
+                                          m["nvpmodel"]["name"]))
+    return 0
