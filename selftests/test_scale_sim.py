@@ -1,7 +1,8 @@
-"""A rack of 32 nodes (`rackproof sim up thor --nodes 32`): the SSH mesh, 992 ordered pairs tried
-all at once (each node fans out to its peers in one command), still names the failing pair
-alone, and a node the controller cannot reach costs the run one connect timeout, not one per
-check; a healthy mesh of 16 passes on the nodes' stock sshd limits."""
+"""Generated racks. One of 32 nodes (`rackproof sim up thor --nodes 32`): the SSH mesh, 992
+ordered pairs tried all at once (each node fans out to its peers in one command), still names
+the failing pair alone, and a node the controller cannot reach costs the run one connect
+timeout, not one per check; a healthy mesh of 16 passes on the nodes' stock sshd limits; one of
+2 nodes is built with 1, 2, 3 or 4 lanes each, its lanes and bond passing."""
 
 from __future__ import annotations
 
@@ -82,3 +83,18 @@ def test_a_healthy_mesh_of_16_passes_on_the_stock_sshd_limits(pytester):
         run = mesh(pytester, rack)
     assert len([t for t in run.outcomes if "test_passwordless_ssh[" in t]) == 16 * 15
     assert run.failed == set() and run.with_outcome("error") == set(), run.output
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 3, 4])
+def test_a_rack_of_any_lane_count_is_built_and_its_lanes_and_bond_pass(pytester, lanes):
+    # (with 2 and 3 lanes the bond once listed all four lanes, the uncabled ones in switch port None)
+    with SimRack(f"thor-n2-l{lanes}" if lanes > 1 else "thor-n2") as rack:
+        run = run_suite(pytester, f"--inventory={rack.inventory}", "tests_physical/test_lanes.py",
+                        "tests_network/test_bond.py", netns=rack.rack.topo.bench)
+        bonds = load_inventory(rack.inventory).nodes[0].bond
+    assert run.outcomes and set(run.outcomes.values()) == {"passed"}, run.output
+    links = [t for t in run.outcomes if "test_lane_link_detected[thor-1:" in t]
+    assert len(links) == lanes and (bonds is None) == (lanes == 1)
+    if lanes > 1:
+        assert list(bonds.lanes) == [f"mgbe{k}_0" for k in range(lanes)]
+        assert {"test_bond::test_bond_state[thor-1]", "test_bond::test_bond_state[thor-2]"} <= set(run.outcomes)
