@@ -39,6 +39,16 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token
   late-first-token [MODEL] [S]  the engine's first token comes S seconds late (default 20), the rest at its rate
   duplicate-address OTHER       the node holds OTHER's cluster address instead of its own
+  cabling and link health:
+  plugs-swapped [LANE LANE]     two plugs of one node in each other's ports (default its 2nd and 3rd lanes)
+  plug-in-port [LANE] [PORT]    the lane's plug in another port (default another node's): the two plugs trade
+  lldpd-missing                 the node's lldpd stops (lldpcli cannot reach it)
+  marginal-cable [LANE]         FEC-corrected, uncorrectable and CRC errors grow with traffic; link stays fast
+  mtu-lowered [MTU]             the node's cluster interface at MTU (default 1400), the others at 1500
+  changes a snapshot must see:
+  address-moved [IFACE]         the cluster address moved onto another interface of the node
+  netplan-mode [FILE]           a netplan file made readable by everyone
+  hosts-edited [NAME] [ADDRESS] one /etc/hosts line: another node's name at another address (10.10.0.99)
   step 9 (thor5: Slurm and slice holders):
   slurmd-down                   the node's slurmd stops; slurmctld still lists the node
   node-drained [REASON...]      the node is drained in Slurm with REASON
