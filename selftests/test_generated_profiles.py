@@ -8,9 +8,12 @@ import argparse
 
 import pytest
 
+from rackproof.inventory import load_inventory
 from rackproof.sim import cli
 from rackproof.sim.netns import neighbour_entries
 from rackproof.sim.profiles import CARRIES_MBIT, SCALE, generate, generated_name, get_profile, thor5
+from rackproof.sim.rack import inventory_toml
+from rackproof.sim.state import RackState
 from rackproof.sim.util import SimError
 
 
@@ -29,6 +32,14 @@ def test_a_generated_rack_is_made_again_from_its_name(platform, nodes, lanes, en
     assert again.name == name and len(again.nodes) == nodes
     assert sum(1 for n in again.nodes for lane in n.lanes if lane.connected) == (nodes * lanes if platform == "thor" else 0)
     assert len(again.engines) == engines
+
+
+def test_a_rack_of_many_engines_routes_each_by_a_model_of_its_own(tmp_path):
+    # (with more than three engines, models repeated and the inventory refused the rack)
+    profile = generate("thor", 8, 1, 8)
+    (tmp_path / "cluster.toml").write_text(inventory_toml(profile, RackState("many-engines")))
+    engines = load_inventory(tmp_path / "cluster.toml").engines
+    assert len(engines) == 8 and len({e.model for e in engines}) == 8
 
 
 def test_a_large_rack_is_shaped_to_what_this_machine_carries_at_once():

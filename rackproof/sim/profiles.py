@@ -329,6 +329,13 @@ MAX_SIM_NODES = 64                # what a 2-core machine brings up in seconds (
 ENGINE_MODELS = ["llama-3.1-8b", "qwen3-8b", "gemma-3-12b"]
 
 
+def _model(i: int) -> str:
+    """Engine i's model (from 1): the agent routes by model, so past the three, each round of
+    them is a fine-tune of its own ("llama-3.1-8b-ft2")."""
+    base, again = ENGINE_MODELS[(i - 1) % len(ENGINE_MODELS)], (i - 1) // len(ENGINE_MODELS)
+    return f"{base}-ft{again + 1}" if again else base
+
+
 def generated_name(platform: str, nodes: int, lanes: int = 1, engines: int = 0) -> str:
     """The name a generated rack's profile carries: enough to make it again (`get_profile`)."""
     return f"{platform}-n{nodes}" + (f"-l{lanes}" if lanes != 1 else "") + (f"-e{engines}" if engines else "")
@@ -341,7 +348,7 @@ def thor_n(nodes: int, lanes: int = 1, engines: int = 0) -> Profile:
     bonded = lanes > 1
     node_specs = [_thor_node(i, lanes, bonded, 1, 8) for i in range(1, nodes + 1)]
     # as on thor5: the agent's own node serves on 127.0.0.1, the others on their cluster address
-    served = [EngineSpec(ENGINE_MODELS[(i - 1) % len(ENGINE_MODELS)], f"thor-{i}", 8081,
+    served = [EngineSpec(_model(i), f"thor-{i}", 8081,
                          host="127.0.0.1" if i == 1 else f"thor-{i}", listen="127.0.0.1" if i == 1 else f"10.10.0.{10 + i}",
                          tokens_per_s=40.0, tokens_per_s_floor=30.0, default_listen=i != 1)
               for i in range(1, min(engines, nodes) + 1)]
