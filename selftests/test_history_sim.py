@@ -64,7 +64,8 @@ def test_four_runs_then_a_slowed_lane_warns_with_both_numbers(rack, pytester):
         assert doc["verdict"]["drift"] == [], doc["verdict"]["summary"]
         healthy.append(_lane_rates(doc))
     rack.fault("thor-2", "lane-slowed", "mgbe0_0", "0.9")
-    run, doc, page = _run(pytester, rack, inventory)
+    # on two xdist workers: each reads the history itself, the controller gathers the warnings
+    run, doc, page = _run(pytester, rack, inventory, "-n", "2")
     rates = _lane_rates(doc)
 
     # the lane is slower but above its floor; the verdict is ACCEPTED, warned, and lists the drift
