@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rackproof import tomltext
 from rackproof.inventory import load_inventory
 from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite
@@ -63,7 +64,7 @@ def discovered(rack: SimRack, path: Path) -> Path:
     say: how to reach them, the agent's key file, and the generated inventory's [expect] figures
     of the simulator (its lanes' scaled rate, its shorter measurements) and of its site (clocks locked)."""
     generated = load_inventory(rack.inventory)
-    given = [f"--expect={k}={v}" for k, v in generated.expect.model_dump(exclude_defaults=True).items()
+    given = [f"--expect={k}={tomltext.value(v)}" for k, v in generated.expect.model_dump(exclude_defaults=True).items()
              if k in ("lane_rate_gbps", "iperf_seconds", "clocks_locked")]
     key = ["--agent-key-file", str(rack.state.agent_key)] if generated.agent else []
     result = rack.rackproof("discover", "-o", str(path), "--ssh-config", str(rack.state.ssh_config), "--identity",
