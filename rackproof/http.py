@@ -32,6 +32,7 @@ class HttpResponse:
     text: str
     first_byte_s: float | None       # when the first streamed data line arrived (time to first token)
     duration_s: float
+    stopped: str | None = None       # the answer began, then went silent: for how long (text: what came)
 
 
 def exchange(request: HttpRequest, timeout: float, via: tuple[str, int] | None = None) -> HttpResponse:
@@ -46,18 +47,23 @@ def exchange(request: HttpRequest, timeout: float, via: tuple[str, int] | None =
         headers.setdefault("Host", parts.netloc)
         url = urlunsplit(parts._replace(netloc=f"{via[0]}:{via[1]}"))
     started = time.monotonic()
-    first = None
+    first = status = None
     lines = []
     try:
         # trust_env=False: never pick up a proxy from the environment; every request stays in the rack
         with httpx.Client(timeout=timeout, trust_env=False) as client:
             with client.stream(request.method, url, json=request.json, headers=headers) as response:
+                status = response.status_code
                 for line in response.iter_lines():
                     if first is None and line.startswith("data:"):
                         first = time.monotonic() - started
                     lines.append(line)
     except httpx.TimeoutException:
-        raise TimeoutError(f"no complete answer within {timeout:g} s") from None
+        if first is None:
+            raise TimeoutError(f"no complete answer within {timeout:g} s") from None
+        # a stream that began and stopped: what it carried is evidence of how far it got
+        return HttpResponse(status, "\n".join(lines), first, time.monotonic() - started,
+                            stopped=f"nothing more for {timeout:g} s after {len(lines)} lines")
     except httpx.TransportError as e:
         # refused, or (through a tunnel) closed before any answer: nothing serves that port
         return HttpResponse(0, f"no HTTP answer: {e or type(e).__name__}", None, time.monotonic() - started)

@@ -168,7 +168,8 @@ class Remote:
         """An HTTP request as this node makes it; evidence like a command (exit status: HTTP status)."""
         response, started = self._attempt(request.describe(), lambda: self.transport.http(request, timeout), timeout)
         self.log.add(Evidence(self.node, request.describe(), response.status, response.text, "",
-                              response.duration_s, started))
+                              response.duration_s, started, note=f"the answer stopped: {response.stopped}"
+                              if response.stopped else ""))
         return response
 
     def _attempt(self, what: str, call: Callable, timeout: float):

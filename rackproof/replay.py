@@ -138,7 +138,7 @@ class ReplayTransport:
     def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
         entry = self._answer(request.describe())
         return HttpResponse(entry["exit_status"], entry.get("stdout", ""), entry.get("first_byte_s"),
-                            entry.get("duration", 0.0))
+                            entry.get("duration", 0.0), entry.get("stopped"))
 
     def close(self) -> None:
         pass
@@ -181,7 +181,8 @@ class RecordingTransport:
         response = self._record(request.describe(), lambda: self.inner.http(request, timeout))
         self._append({"command": request.describe(), "exit_status": response.status,
                       "stdout": self.redact(response.text), "first_byte_s": response.first_byte_s,
-                      "duration": round(response.duration_s, 3)})
+                      "duration": round(response.duration_s, 3),
+                      **({"stopped": response.stopped} if response.stopped else {})})
         return response
 
     def close(self) -> None:

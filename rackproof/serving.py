@@ -24,6 +24,8 @@ MAX_TOKENS = 32
 HEALTH_SECONDS = 5.0
 
 ACCEPTS_BUT_DOES_NOT_GENERATE = "the engine accepts requests but does not generate: check its log and GPU memory"
+STOPS_GENERATING = ("the engine starts an answer and stops generating in the middle of it: it hangs or died on the "
+                    "request (its log; GPU memory)")
 SLOW_FIRST_TOKEN = ("the engine queues requests behind other work, or runs short of GPU memory (check its log); "
                     "the first request after a start can also be slow")
 AGENT_NOT_ANSWERING = "nothing answers at the agent's address: the agent is not running, or listens on another address"
@@ -122,6 +124,9 @@ def chat(host: Host, base_url: str, model: str, expect: Expect, auth: Auth = NO_
         stream = collect_chat_stream(response.text.splitlines())
     except ParseError as e:
         return Chat(response, None, f"the answer is not a chat completion stream: {e.reason}")
+    if response.stopped:
+        return Chat(response, stream, f"the stream stopped after {stream.tokens} token{'s' * (stream.tokens != 1)}: "
+                                      f"nothing more for {wait:g} s")
     if stream.tokens == 0:
         return Chat(response, stream, "the stream carried no generated text")
     return Chat(response, stream, None)
@@ -152,6 +157,8 @@ def engine_chat_cause(chat: Chat) -> str:
     """Why a chat asked of an engine that listed its model and answered /health did not generate."""
     if chat.stalled:
         return ACCEPTS_BUT_DOES_NOT_GENERATE
+    if chat.response.stopped:
+        return STOPS_GENERATING
     if chat.response.status == 0:
         return "the server gave no HTTP answer (refused or dropped the connection): it is down, or died on the request"
     if chat.response.status != 200:

@@ -2,7 +2,8 @@
 and waits 10 s for one. An engine that lists its model and answers /health but never sends a
 token fails its checks within the wait, each naming the model, the node and "accepts requests but
 does not generate", never "down". An engine whose first token comes after 6 s and then streams at
-its rate fails the first-token checks with the figure and its bound, and its rate checks pass."""
+its rate fails the first-token checks with the figure and its bound, and its rate checks pass. A
+stream that stops after five tokens is named as stopping midway, not as not generating."""
 
 from __future__ import annotations
 
@@ -74,3 +75,18 @@ def test_a_late_first_token_fails_as_a_figure_against_its_bound_and_the_rates_pa
         assert re.match(where + r": first token after 6\.[0-9] s \(bound 2 s\)\. Usual cause: the engine queues "
                         "requests behind other work", message), message
         assert "does not generate" not in message, message
+
+
+def test_a_stream_that_stops_midway_is_named_as_stopping_not_as_not_generating(pytester, thor2, inventory):
+    thor2.fault("thor-2", "stream-stops", "5")
+    try:
+        run = serving_checks(pytester, thor2, inventory)
+    finally:
+        thor2.heal("thor-2", "stream-stops")
+    assert run.failed == {DIRECT, THROUGH_AGENT, COMPARED}, run.output
+    for test in run.failed:
+        message = run.messages[test]
+        assert "llama-3.1-8b" in message and "thor-2" in message, message
+        assert "the stream stopped after 5 tokens: nothing more for 10 s" in message, message
+        assert "stops generating in the middle of it" in message, message
+        assert "does not generate" not in message and "no token within" not in message, message

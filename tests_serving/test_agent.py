@@ -69,7 +69,7 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, m
     where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
             f"{routed_engine.spec.port})"
     if chat.problem is not None:
-        raise Failure(where, f"the streamed chat completion did not generate: {chat.problem}",
+        raise Failure(where, f"the streamed chat completion did not come whole: {chat.problem}",
                       cause=serving.agent_chat_cause(agent, chat, inventory.engine_url(routed_engine.spec)))
     if chat.ttft_s is not None:
         serving.judge_first_token(measure("first_token", where, chat.ttft_s, "s"), where)

@@ -52,7 +52,7 @@ def test_engine_answers_from_the_agent_node(engine, inventory, hosts, measure):
                       "/v1/models answered", cause=serving.engine_answer_cause('/health', health.status))
     chat = serving.chat(via, engine.url, engine.spec.model, inventory.expect)
     if chat.problem is not None:
-        raise Failure(engine.where, f"a short streamed chat completion {seen_from} did not generate: {chat.problem}, "
+        raise Failure(engine.where, f"a short streamed chat completion {seen_from} did not come whole: {chat.problem}, "
                       "although /v1/models and /health answered", cause=serving.engine_chat_cause(chat))
     if chat.tokens_per_s is not None:
         measure("tokens.direct", f"{engine.spec.model} on {engine.host.name}", chat.tokens_per_s, "tokens/s")

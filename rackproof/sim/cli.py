@@ -38,6 +38,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   ssh-hang                      sshd accepts TCP and never answers (SIGSTOP)
   stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token
   late-first-token [MODEL] [S]  the engine's first token comes S seconds late (default 20), the rest at its rate
+  stream-stops [MODEL] [TOKENS] every streamed answer stops after TOKENS tokens (default 5); the connection stays
   duplicate-address OTHER       the node holds OTHER's cluster address instead of its own
   cabling and link health:
   plugs-swapped [LANE LANE]     two plugs of one node in each other's ports (default its 2nd and 3rd lanes)

@@ -10,7 +10,7 @@ It runs inside a node as the login user:
 The node's model file can slow it down while it runs (the slow-engine fault), hold back its first
 token (late-first-token: the answer's headers go out at once, its first token after a delay, the
 rest at the usual rate), or stall it: models and health still answer, a completion is accepted and
-no token ever comes (the stalled-engine fault).
+no token ever comes (the stalled-engine fault), or only its first tokens do (stream-stops).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ WORDS = ("The cluster answers from the Thor that holds the model , and the agent
 
 def _control(model_file: str | None, model: str) -> dict:
     """What the rack has planted for this engine: {"slow_factor": F, "first_token_delay_s": S,
-    "stalled": True}, or {}."""
+    "stalled": True, "stops_after_tokens": N}, or {}."""
     if not model_file:
         return {}
     try:
@@ -113,7 +113,10 @@ class Handler(JsonHandler):
             time.sleep(late)
             event({"role": "assistant", "content": ""})
             start = time.monotonic()
+            stop = control.get("stops_after_tokens")
             for i, tok in enumerate(tokens):
+                if stop is not None and i >= stop:
+                    return self._hang()
                 wait = start + (i + 1) * delay - time.monotonic()
                 if wait > 0:
                     time.sleep(wait)
@@ -136,6 +139,10 @@ class Handler(JsonHandler):
             self.send_header("content-type", "text/event-stream; charset=utf-8")
             self.end_headers()
             self.wfile.flush()
+        self._hang()
+
+    def _hang(self) -> None:
+        """Nothing more, until the client gives up and hangs up."""
         self.close_connection = True
         try:
             self.rfile.read(1)   # returns when the client closes the connection

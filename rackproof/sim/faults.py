@@ -348,6 +348,28 @@ def _u_stalled(rack, spec, node, model, undo):
     _model_edit(rack, node, fix)
 
 
+def _p_stream_stops(rack, spec, node, args):
+    """Every streamed answer stops after TOKENS tokens (default 5) and the connection stays open:
+    an engine that hangs in the middle of generating."""
+    e, rest = _engine(rack, spec, args)
+    if rest and not (rest[0].isdigit() and 1 <= int(rest[0]) <= 100):
+        raise SimError(f"stream-stops takes a number of tokens from 1 to 100, not {rest[0]!r}")
+    tokens = int(rest[0]) if rest else 5
+    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {})
+                         .update(stops_after_tokens=tokens))
+    return e.model, {"had_entry": e.model in before.get("engines", {})}, \
+        f"the {e.model} engine stops every streamed answer after {tokens} tokens"
+
+
+def _u_stream_stops(rack, spec, node, model, undo):
+    def fix(m):
+        engines = m.setdefault("engines", {})
+        engines.get(model, {}).pop("stops_after_tokens", None)
+        if not undo["had_entry"] and not engines.get(model):
+            engines.pop(model, None)
+    _model_edit(rack, node, fix)
+
+
 def _p_late_first_token(rack, spec, node, args):
     """The first token of every answer comes SECONDS late (default 20), the rest at the engine's
     rate: an engine that queues requests behind other work, not one that does not generate."""
@@ -1045,6 +1067,7 @@ _PLANT_AND_UNDO = {
     "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
     "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
     "late-first-token": (_p_late_first_token, _u_late_first_token),
+    "stream-stops": (_p_stream_stops, _u_stream_stops),
     "power-mode": (_p_power_mode, _u_model), "gpu-not-visible": (_p_gpu_not_visible, _u_model),
     "clocks-unlocked": (_p_clocks_unlocked, _u_model),
     # changes a change-control snapshot must see (not faults of the hardware)
