@@ -24,7 +24,7 @@ class Change:
     words: str
 
     def __str__(self) -> str:
-        return f"{self.node}: {self.words}"
+        return f"{one_line(self.node)}: {self.words}"   # a node's name comes from a file: shown escaped too
 
     def as_dict(self) -> dict:
         return asdict(self)
