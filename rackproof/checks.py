@@ -233,11 +233,23 @@ def _autouse(module: _Module) -> list[str]:
             and any("autouse=True" in ast.unparse(d) for d in node.decorator_list)]
 
 
+def _probe_modules() -> list[str]:
+    """The modules that define probes: each tool's (every module of rackproof.probes, found, not
+    listed), then the batches, traffic and disruption built from them."""
+    from . import disrupt, host, probes, traffic
+    return [f"{probes.__name__}.{m.name}" for m in pkgutil.iter_modules(probes.__path__)] + \
+        [host.__name__, traffic.__name__, disrupt.__name__]
+
+
+def catalog() -> list[Probe]:
+    """Every probe, each once (a probe imported by another module is listed where it is made
+    first in that order)."""
+    return list(dict.fromkeys(value for m in _probe_modules() for value in vars(importlib.import_module(m)).values()
+                              if isinstance(value, Probe)))
+
+
 @cache
 def _known() -> dict[Ref, Probe]:
     """(module, name) -> the probe of each probe defined at the top of the modules catalog() reads."""
-    from . import disrupt, host, probes, traffic
-    modules = [f"{probes.__name__}.{m.name}" for m in pkgutil.iter_modules(probes.__path__)]
-    modules += [disrupt.__name__, host.__name__, traffic.__name__]
-    return {(m, name): value for m in modules for name, value in vars(importlib.import_module(m)).items()
+    return {(m, name): value for m in _probe_modules() for name, value in vars(importlib.import_module(m)).items()
             if isinstance(value, Probe) and name in _module(m).defs}

@@ -37,8 +37,7 @@ def _probes(args: argparse.Namespace) -> int:
     it needs root, which exit statuses still answer and which checks run it: the list a site's
     security reviewer asks for. {fields} are filled per node, lane or peer from cluster.toml, each
     shell-quoted."""
-    from .checks import probe_users
-    from .probe import catalog
+    from .checks import catalog, probe_users
     users = probe_users()
     listed = [{"name": p.name, "does": p.does, "command": p.template.replace("{{", "{").replace("}}", "}"),
                "root": p.root, "exit": p.answers if p.answers == "any" else list(p.answers), "once": p.once,

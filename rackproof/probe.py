@@ -73,16 +73,3 @@ def _quoted(value) -> str:
     if isinstance(value, (list, tuple)):
         return " ".join(shlex.quote(str(v)) for v in value)
     return shlex.quote(str(value))
-
-
-def catalog() -> list[Probe]:
-    """Every probe: each tool's (every module of rackproof.probes, found, not listed), then the
-    batches, traffic and disruption built from them."""
-    import importlib
-    import pkgutil
-
-    from . import disrupt, host, probes, traffic
-    tools = [importlib.import_module(f"{probes.__name__}.{m.name}") for m in pkgutil.iter_modules(probes.__path__)]
-    found = [value for module in (*tools, host, traffic, disrupt) for value in vars(module).values()
-             if isinstance(value, Probe)]
-    return list(dict.fromkeys(found))  # a probe imported by another module is listed once

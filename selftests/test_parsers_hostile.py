@@ -32,7 +32,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import rackproof.probes
-from rackproof.probe import catalog
+from rackproof.checks import catalog
 from rackproof.probes import ParseError
 from rackproof.probes.accounts import Account, parse_passwd, parse_processes
 from rackproof.probes.agent import AgentCommand, parse_agent_process

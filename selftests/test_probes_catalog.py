@@ -10,7 +10,8 @@ from string import Formatter
 
 import pytest
 
-from rackproof.probe import Command, Probe, catalog
+from rackproof.checks import catalog
+from rackproof.probe import Command, Probe
 from selftests.suite import REPO
 
 HOSTILE = "a b;$(touch /tmp/rackproof-pwned)"
