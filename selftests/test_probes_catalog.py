@@ -109,3 +109,10 @@ def test_no_check_writes_a_shell_command():
                    for p in (REPO / folder).glob("*.py"))
     assert files
     assert [c for f in files for c in _commands_written_in(f)] == []
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    # `rackproof probes | head -2`: the pipe closes while the list is still being written
+    shown = subprocess.run(f"{sys.executable} -m rackproof.cli probes | head -2", shell=True, capture_output=True,
+                           text=True, timeout=120)
+    assert len(shown.stdout.splitlines()) == 2 and shown.stderr == "", shown.stderr
