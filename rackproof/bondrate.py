@@ -21,9 +21,10 @@ from typing import Sequence
 from . import bondhash, pathmtu, traffic
 from .failure import SLOW_LANE_CAUSES
 from .host import Host, ProbeFailed
-from .inventory import ClusterAtStep
+from .inventory import ClusterAtStep, Node
 from .probes.ethtool import ETHTOOL
 from .probes.iperf import IperfResult, IperfStream
+from .references import convert, lane_gbps, reference
 
 # A stream alone on a healthy lane gets 90% of it or more (the one-stream check's floor). Two
 # streams below SHORT of a lane that together make at most SHARED lanes are sharing one: TCP
@@ -44,6 +45,11 @@ class BondedRate:
     address: str
     lane_bps: float
     attempts: tuple[IperfResult, ...]   # as run: the first, and the retry when the first was short
+
+    @classmethod
+    def of(cls, sender: Host, receiver: Host, cluster: ClusterAtStep,
+           attempts: tuple[IperfResult, ...]) -> "BondedRate":
+        return cls(sender, receiver, receiver.spec.ip, convert(lane_gbps(cluster.expect), "Gbit/s", "bit/s"), attempts)
 
     @property
     def best(self) -> IperfResult:
@@ -147,3 +153,17 @@ def _member(host: Host, name: str, lane_mbps: int) -> tuple[str, int | None, boo
     if link.speed_mbps < lane_mbps:
         return f"{where} at {link.speed_mbps}Mb/s", link.speed_mbps, True
     return "", link.speed_mbps, True
+
+
+def lanes_of(sender: Node, receiver: Node) -> int:
+    """The lanes a bonded pair's -P 4 can use: the narrower bond's."""
+    return min(len(sender.bond.lanes), len(receiver.bond.lanes))
+
+
+def attempts(sender: Host, receiver: Host, cluster: ClusterAtStep) -> tuple[IperfResult, ...] | None:
+    """Four streams from sender to receiver, one client each, when both are bonded (a pair of a
+    round that is not gets None); once more when short of the bond's floor (traffic.attempts)."""
+    if not (cluster.bonded(sender.spec) and cluster.bonded(receiver.spec)):
+        return None
+    floor = reference("bond.rate").bound_in("bit/s", cluster.expect, lanes=lanes_of(sender.spec, receiver.spec))
+    return traffic.attempts(sender, receiver, receiver.spec.ip, floor, cluster.expect.iperf_seconds, streams=4)

@@ -19,7 +19,7 @@ from .inventory import Expect
 from .measure import Expectation, Measurement
 
 # (from, to) -> factor: the only unit conversions the suite makes
-_FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("s", "ms"): 1e3, ("ms", "s"): 1e-3}
+_FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("Gbit/s", "bit/s"): 1e9, ("s", "ms"): 1e3, ("ms", "s"): 1e-3}
 
 
 def convert(value: float, unit: str, to: str) -> float:
@@ -49,6 +49,10 @@ class Reference:
     def expectation(self, expect: Expect, **counts) -> Expectation | None:
         bound = self.bound(expect, **counts)
         return None if bound is None else Expectation(bound, self.target, better=self.better)
+
+    def bound_in(self, unit: str, expect: Expect, **counts) -> float:
+        """The bound in `unit` (what a measurement compares its raw figure with, bit/s for iperf3)."""
+        return convert(self.bound(expect, **counts), self.unit, unit)
 
 
 REFERENCES = {r.name: r for r in (

@@ -68,6 +68,12 @@ def test_units_are_converted_in_one_place():
         convert(1.0, "Gbit/s", "GB/s")
 
 
+def test_a_measurement_compares_its_raw_figure_with_the_bound_in_its_own_unit():
+    expect = load_inventory(EXAMPLES / "thor5.toml").expect   # 25 GbE lanes, floors at 90%
+    assert reference("lane.rate").bound_in("bit/s", expect) == pytest.approx(22.5e9)
+    assert reference("bond.rate").bound_in("bit/s", expect, lanes=4) == pytest.approx(90e9)
+
+
 def test_kinds_and_units_are_the_report_s():
     kinds = {(r.kind, r.unit) for r in REFERENCES.values()}
     assert ("lane rate", "Gbit/s") in kinds and ("bonded rate", "Gbit/s") in kinds and ("RoCE", "Gb/s") in kinds

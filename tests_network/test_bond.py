@@ -2,7 +2,7 @@
 
 import pytest
 
-from rackproof import disrupt, traffic
+from rackproof import bondrate, disrupt, traffic
 from rackproof.failure import Failure, judge
 from rackproof.probes.bonding import BONDING
 from rackproof.references import reference
@@ -61,17 +61,17 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
     lane = spec.lanes[1]
     port = src.spec.lane(lane).switch_port
     where = f"{bond_pair.where}, {src.name} {lane} (switch port {port}) down"
-    lanes = min(len(spec.lanes), len(dst.spec.bond.lanes))
+    lanes = bondrate.lanes_of(src.spec, dst.spec)
     seconds = inventory.expect.iperf_seconds
     with disrupt.lane_down(src, lane, restore_after=seconds + 60):
         degraded = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
     m = measure("bond.rate.lane_down", bond_pair.where, degraded.received_bps, "bit/s", lanes=lanes)
-    judge(m, f"{where} (iperf3 -P 4, {lanes - 1} lanes left)",
+    judge(m, f"{where} (four iperf3 streams, {lanes - 1} lanes left)",
           "the bond did not move that lane's connections to the others (miimon=0, or the switch kept sending on "
           "the dead port: a static LAG instead of LACP), or another member is slow (see test_lane_speed)")
     ceiling = reference("bond.rate.lane_down_ceiling").expectation(inventory.expect, lanes=lanes)
     if ceiling.verdict(m.value) == "failed":
-        raise Failure(where, f"-P 4 still moved {m.value:.3g} Gbit/s, close to all {lanes} lanes: traffic did not "
+        raise Failure(where, f"four streams still moved {m.value:.3g} Gbit/s, close to all {lanes} lanes: traffic did not "
                       f"leave {lane}", cause=f"{lane} is not a member of {spec.name} on this node")
     view, rejoined = disrupt.wait_rejoined(src, spec.name, lane, inventory.expect.bond_rejoin_seconds)
     if not rejoined:
@@ -80,6 +80,6 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
                       cause=f"the switch port {port} left its LAG group or LACP does not renegotiate")
     recovered = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
     m = measure("bond.rate.lane_back", bond_pair.where, recovered.received_bps, "bit/s", lanes=lanes)
-    judge(m, f"{bond_pair.where}, {lane} back in {spec.name} (iperf3 -P 4): the rate did not recover",
+    judge(m, f"{bond_pair.where}, {lane} back in {spec.name} (four iperf3 streams): the rate did not recover",
           f"{lane} came back at a lower speed (see test_lane_speed) or the switch did not put port {port} back "
           "into the LAG's hashing")

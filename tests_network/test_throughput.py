@@ -9,7 +9,7 @@ import pytest
 
 from rackproof import bondrate, pathmtu, traffic
 from rackproof.failure import Failure, judge
-from rackproof.references import lane_gbps, reference
+from rackproof.references import reference
 
 SLOW_CAUSES = ("a lane negotiated 10G (switch port group or the Thor's flash-time 25G setting), a cable or "
                "port with errors (see retransmits, ethtool --show-fec -I), or CPU-bound iperf3 on the receiver")
@@ -23,9 +23,8 @@ def _figures(r) -> str:
 @pytest.mark.capability("cluster network bandwidth")
 def test_iperf3_one_stream(link_pair, inventory, measure):
     src, dst = link_pair.src, link_pair.dst
-    floor = reference("lane.rate").expectation(inventory.expect)
-    runs = link_pair.measured(lambda s, d: traffic.attempts(s, d, d.spec.ip, floor.floor * 1e9,
-                                                              inventory.expect.iperf_seconds))
+    floor = reference("lane.rate").bound_in("bit/s", inventory.expect)
+    runs = link_pair.measured(lambda s, d: traffic.attempts(s, d, d.spec.ip, floor, inventory.expect.iperf_seconds))
     result = traffic.best(runs)
     for other in runs:
         if other is not result:   # the short attempt, kept for the report
@@ -49,21 +48,12 @@ def test_iperf3_bonded_four_streams(link_pair, inventory, measure):
     src, dst = link_pair.src, link_pair.dst
     if not (inventory.bonded(src.spec) and inventory.bonded(dst.spec)):
         pytest.skip(f"{link_pair.where}: not both bonded in the inventory")
-    lanes = min(len(src.spec.bond.lanes), len(dst.spec.bond.lanes))
-    floor = reference("bond.rate").expectation(inventory.expect, lanes=lanes)
-    run = bondrate.BondedRate(src, dst, dst.spec.ip, lane_gbps(inventory.expect) * 1e9,
-                              link_pair.measured(lambda s, d: _over_the_bonds(s, d, inventory)))
+    lanes = bondrate.lanes_of(src.spec, dst.spec)
+    run = bondrate.BondedRate.of(src, dst, inventory,
+                                 link_pair.measured(lambda s, d: bondrate.attempts(s, d, inventory)))
     for other in run.others:   # the attempt with streams sharing a lane, kept for the report
         measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)
     cause = run.cause(inventory.expect.lane_speed_mbps, inventory) if m.verdict == "failed" else ""
-    judge(m, f"{link_pair.where} (bond0, iperf3 -P 4, {lanes} lanes)", cause, also=run.figures(), seen=True)
-
-
-def _over_the_bonds(src, dst, inventory):
-    """-P 4 from src to dst, when both are bonded (a pair of the round that is not is skipped)."""
-    if not (inventory.bonded(src.spec) and inventory.bonded(dst.spec)):
-        return None
-    lanes = min(len(src.spec.bond.lanes), len(dst.spec.bond.lanes))
-    floor = reference("bond.rate").expectation(inventory.expect, lanes=lanes)
-    return traffic.attempts(src, dst, dst.spec.ip, floor.floor * 1e9, inventory.expect.iperf_seconds, streams=4)
+    judge(m, f"{link_pair.where} (bond0, four iperf3 streams, one client each, {lanes} lanes)", cause,
+          also=run.figures(), seen=True)
