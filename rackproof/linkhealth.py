@@ -154,7 +154,7 @@ def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Ex
     return change
 
 
-def judge(change: Change, where: str) -> None:
+def fail_on_errors(change: Change, where: str) -> None:
     """No uncorrectable block and no CRC error under load (the corrected rate is a measurement
     with its reference, judged by the check)."""
     bad = [f"{value} {name}" for name, value in (("uncorrectable FEC blocks", change.uncorrectable),

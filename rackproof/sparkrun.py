@@ -17,16 +17,16 @@ from .probes.sshcheck import classify_ssh_failure, unreached_host
 
 
 @dataclass(frozen=True)
-class Host:
+class DefinedHost:
     written: str               # as the definition has it
     node: str | None           # the inventory node it is, None: none of them
     interface: str | None      # the interface holding the address, None: a name or unknown
     cx7: bool                  # the address is one of that node's CX7 addresses in the inventory
 
 
-def placed(hosts: tuple[str, ...], nodes: list[Node], interfaces: dict[str, dict]) -> list[Host]:
+def placed(hosts: tuple[str, ...], nodes: list[Node], interfaces: dict[str, dict]) -> list[DefinedHost]:
     """Each host of the definition placed on the inventory: `interfaces` is node -> its
-    interfaces (Host.interfaces()), whose addresses say which node holds an address."""
+    interfaces (host.Host.interfaces()), whose addresses say which node holds an address."""
     found = []
     for written in hosts:
         node = next((n for n in nodes if written in (n.name, n.ssh_name)), None)
@@ -36,7 +36,7 @@ def placed(hosts: tuple[str, ...], nodes: list[Node], interfaces: dict[str, dict
                 if any(a.local == written for a in iface.addresses):
                     node, interface = n, iface.name
         cx7 = node is not None and written in {c.ip for c in node.cx7}
-        found.append(Host(written, node.name if node else None, interface, cx7))
+        found.append(DefinedHost(written, node.name if node else None, interface, cx7))
     return found
 
 
@@ -46,7 +46,7 @@ def other_user(definition: ClusterDefinition, inventory: Inventory) -> str | Non
     return definition.user if definition.user not in (None, inventory.cluster.user) else None
 
 
-def definition_differences(where: str, definition: ClusterDefinition, hosts: list[Host],
+def definition_differences(where: str, definition: ClusterDefinition, hosts: list[DefinedHost],
                            inventory: Inventory) -> list[Failure]:
     """Each field of the definition that differs from the inventory, named: its hosts (the head,
     node_0, first, then the workers in node order) and the user sparkrun logs in as."""

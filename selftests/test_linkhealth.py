@@ -5,7 +5,7 @@ import pytest
 
 from rackproof.failure import Failure, NotVerified
 from rackproof.inventory import Expect
-from rackproof.linkhealth import Change, Counters, LoadLedger, _grown, judge, since_load
+from rackproof.linkhealth import Change, Counters, LoadLedger, _grown, fail_on_errors, since_load
 
 WHERE = "thor-2 mgbe0_0 (switch sw-25g port 5, cable thor-2/1)"
 
@@ -16,7 +16,7 @@ def change(**given) -> Change:
 
 
 def test_a_healthy_lane_passes_and_its_corrected_rate_is_per_gb_carried():
-    judge(change(), WHERE)
+    fail_on_errors(change(), WHERE)
     assert change().corrected_per_gb == 10.0
     assert change(corrected=None).corrected_per_gb is None
 
@@ -25,7 +25,7 @@ def test_a_healthy_lane_passes_and_its_corrected_rate_is_per_gb_carried():
                                           ({"crc": 5}, "5 CRC/FCS errors")])
 def test_an_uncorrectable_block_or_a_crc_error_fails_with_the_deltas(given, found):
     with pytest.raises(Failure) as caught:
-        judge(change(**given), WHERE)
+        fail_on_errors(change(**given), WHERE)
     text = str(caught.value)
     assert text.startswith(f"{WHERE}: error counters under load: expected no uncorrectable FEC block and no CRC/FCS "
                            f"error, found {found} (2000 MB received and 1000 MB sent, ")

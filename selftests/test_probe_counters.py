@@ -35,7 +35,7 @@ from hypothesis import given, strategies as st
 
 from rackproof.failure import Failure, NotVerified
 from rackproof.inventory import Expect
-from rackproof.linkhealth import LoadLedger, judge, since_load
+from rackproof.linkhealth import LoadLedger, fail_on_errors, since_load
 from rackproof.probes import ParseError
 from rackproof.probes.counters import (
     DRIVER, DRIVERS, LaneErrors, lane_errors, parse_bytes, parse_ethtool_driver, parse_ethtool_stats,
@@ -129,13 +129,13 @@ def under_load(tmp_path, driver: str, after: str):
 @pytest.mark.parametrize("driver", sorted(REAL))
 def test_each_drivers_real_counters_pass_unchanged_and_fail_with_a_crc_counter_raised(tmp_path, driver):
     assert set(REAL) | {"st_gmac"} == set(DRIVERS)
-    judge(under_load(tmp_path / "same", driver, REAL[driver]), WHERE)
+    fail_on_errors(under_load(tmp_path / "same", driver, REAL[driver]), WHERE)
     name = DRIVERS[driver].crc[0]
     raised = REAL[driver].replace(f"{name}: {parse_ethtool_stats(REAL[driver])[name]}\n", f"{name}: 7\n", 1)
     change = under_load(tmp_path / "raised", driver, raised)
     with pytest.raises(Failure, match=f"^{WHERE}: error counters under load: expected no uncorrectable FEC block and "
                                       "no CRC/FCS error, found 7 CRC/FCS errors"):
-        judge(change, WHERE)
+        fail_on_errors(change, WHERE)
 
 
 def test_a_driver_the_table_does_not_know_is_not_verified_never_passed(tmp_path):

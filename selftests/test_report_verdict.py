@@ -10,7 +10,7 @@ from rackproof import kinds
 from rackproof.inventory import FINISHED, load_inventory
 from rackproof.kinds import KINDS
 from rackproof.report import verdict, waivers
-from rackproof.report.outcomes import Phase, judge
+from rackproof.report.outcomes import Phase, outcome_of
 from selftests.suite import EXAMPLES
 
 TODAY = dt.date(2026, 12, 2)
@@ -98,12 +98,12 @@ def measured(verdict_):
     ([Phase("setup", "passed"), Phase("call", "skipped", "no link", properties={"rackproof_waiver": {}})], "waived"),
 ])
 def test_outcome_from_phases(phases, outcome):
-    assert judge(phases)[0] == outcome
+    assert outcome_of(phases)[0] == outcome
 
 
 def test_a_waived_check_keeps_its_original_message():
     phases = [Phase("call", "skipped", "thor-2 mgbe0_0: found BaseR", properties={"rackproof_waiver": {}})]
-    assert judge(phases) == ("waived", "thor-2 mgbe0_0: found BaseR")
+    assert outcome_of(phases) == ("waived", "thor-2 mgbe0_0: found BaseR")
 
 
 # --- waivers ----------------------------------------------------------------------------

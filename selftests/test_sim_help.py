@@ -20,14 +20,14 @@ def kinds_in(text: str) -> list[str]:
 def test_the_help_lists_exactly_the_kinds_the_simulator_plants():
     listed = kinds_in(FAULT_HELP)
     assert len(listed) == len(set(listed)), "a kind listed twice"
-    assert set(listed) == set(faults.KINDS), (sorted(set(faults.KINDS) - set(listed)), sorted(set(listed) - set(faults.KINDS)))
+    assert set(listed) == set(faults.FAULT_KINDS), (sorted(set(faults.FAULT_KINDS) - set(listed)), sorted(set(listed) - set(faults.FAULT_KINDS)))
 
 
 def test_both_help_pages_show_the_list():
     for args in (["sim", "--help"], ["sim", "fault", "--help"]):
         shown = subprocess.run([sys.executable, "-m", "rackproof.cli", *args], capture_output=True, text=True,
                                timeout=60).stdout
-        assert set(kinds_in(shown)) >= set(faults.KINDS), args
+        assert set(kinds_in(shown)) >= set(faults.FAULT_KINDS), args
 
 
 def test_a_kind_left_out_of_the_help_is_found():

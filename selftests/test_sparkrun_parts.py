@@ -22,10 +22,10 @@ def definition(name: str):
     return parse_cluster_show((SAMPLES / f"sparkrun_cluster_show_json_sim_0.4.2_{name}.json").read_text())
 
 
-def on_cx7(written: tuple[str, ...]) -> list[sparkrun.Host]:
+def on_cx7(written: tuple[str, ...]) -> list[sparkrun.DefinedHost]:
     """The hosts as placed on spark2's CX7 addresses."""
     nodes = {c.ip: n.name for n in SPARK2.nodes for c in n.cx7}
-    return [sparkrun.Host(h, nodes.get(h), None, h in nodes) for h in written]
+    return [sparkrun.DefinedHost(h, nodes.get(h), None, h in nodes) for h in written]
 
 
 def differences(name: str) -> list[str]:

@@ -23,7 +23,7 @@ from rackproof.userinput import read_regular_file
 
 from . import baseline as baseline_diff
 from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
-from .outcomes import OUTCOMES, PROBLEMS, Phase, judge, merged_properties
+from .outcomes import OUTCOMES, PROBLEMS, Phase, merged_properties, outcome_of
 
 SCHEMA_VERSION = "2.7"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
@@ -71,7 +71,7 @@ def sha256_of(path: str | Path) -> str:
 
 def entry_for(record: Recorded, cluster: ClusterAtStep, waivers: list, today: dt.date) -> dict:
     props = merged_properties(list(record.phases))
-    outcome, text = judge(list(record.phases))
+    outcome, text = outcome_of(list(record.phases))
     failure = props.get("rackproof_failure") if outcome in (*PROBLEMS, "waived") else None
     if failure:
         told = Failure(**failure)

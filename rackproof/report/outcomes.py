@@ -38,7 +38,7 @@ def merged_properties(phases: list[Phase]) -> dict:
     return merged
 
 
-def judge(phases: list[Phase]) -> tuple[str, str]:
+def outcome_of(phases: list[Phase]) -> tuple[str, str]:
     """(outcome, text): the failure's or skip's text that goes with the outcome, else ""."""
     by_when = {p.when: p for p in phases}
     setup, call, teardown = (by_when.get(w) for w in ("setup", "call", "teardown"))

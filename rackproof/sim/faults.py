@@ -28,8 +28,8 @@ from .util import SimError, batch, pid_alive, run, wait_until
 # --- planting --------------------------------------------------------------------------------
 
 def plant(rack, node: str, kind: str, args: list[str]) -> str:
-    if kind not in KINDS:
-        raise SimError(f"no fault kind {kind!r}; kinds: {', '.join(KINDS)}")
+    if kind not in FAULT_KINDS:
+        raise SimError(f"no fault kind {kind!r}; kinds: {', '.join(FAULT_KINDS)}")
     with rack.state.locked():
         rack.record = rack.state.load()
         if rack.record.get("phase") != "up":
@@ -1098,4 +1098,4 @@ _PLANT_AND_UNDO = {
     "docker-no-access": (_p_docker_no_access, _u_docker_no_access),
     "sparkrun-sudoers-missing": (_p_sparkrun_sudoers_missing, _u_sparkrun_sudoers_missing),
 }
-KINDS = tuple(_PLANT_AND_UNDO)
+FAULT_KINDS = tuple(_PLANT_AND_UNDO)
