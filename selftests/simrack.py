@@ -17,7 +17,9 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -109,6 +111,15 @@ class SimRack:
 
     def heal(self, node: str, kind: str, *args: str) -> str:
         return faults.heal(self.rack, node, kind, list(args))
+
+    @contextmanager
+    def planted(self, node: str, kind: str, *args: str) -> Iterator[None]:
+        """A fault for the duration of a with-block, healed whatever happens."""
+        self.fault(node, kind, *args)
+        try:
+            yield
+        finally:
+            self.heal(node, kind, *args)
 
     @property
     def agent_key(self) -> str:

@@ -185,19 +185,8 @@ def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester,
 
 # --- planted faults ---------------------------------------------------------------------------
 
-def planted(rack: SimRack, node: str, kind: str, *args: str):
-    """Plant a fault for the duration of a with-block; healed whatever happens."""
-    class _Fault:
-        def __enter__(self):
-            rack.fault(node, kind, *args)
-
-        def __exit__(self, *exc):
-            rack.heal(node, kind, *args)
-    return _Fault()
-
-
 def test_lane_down_fails_its_link_check_only(pytester, thor5):
-    with planted(thor5, "thor-3", "lane-down", "mgbe1_0"):
+    with thor5.planted("thor-3", "lane-down", "mgbe1_0"):
         run = suite(pytester, thor5, "tests_physical", "tests_ssh", "-n", "2")
     assert run.failed == {"test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"}, run.output
     message = run.messages["test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"]
@@ -205,7 +194,7 @@ def test_lane_down_fails_its_link_check_only(pytester, thor5):
 
 
 def test_fec_mismatch_fails_its_fec_check_only(pytester, thor5):
-    with planted(thor5, "thor-2", "fec-mismatch", "mgbe0_0"):
+    with thor5.planted("thor-2", "fec-mismatch", "mgbe0_0"):
         run = suite(pytester, thor5, "tests_physical", "-n", "2")
     assert run.failed == {"test_lanes::test_lane_fec[thor-2:mgbe0_0]"}, run.output
     message = run.messages["test_lanes::test_lane_fec[thor-2:mgbe0_0]"]
@@ -213,7 +202,7 @@ def test_fec_mismatch_fails_its_fec_check_only(pytester, thor5):
 
 
 def test_missing_ssh_key_fails_that_direction_only(pytester, thor5):
-    with planted(thor5, "thor-2", "ssh-key-missing", "thor-4"):
+    with thor5.planted("thor-2", "ssh-key-missing", "thor-4"):
         run = suite(pytester, thor5, "tests_ssh", "-n", "2")
     assert run.failed == {"test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"}, run.output
     assert "Permission denied" in run.messages["test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"]
@@ -229,7 +218,7 @@ def one_second_runs(rack: SimRack, folder: Path) -> Path:
 
 
 def test_bond_lane_down_fails_the_lane_the_bond_and_the_bonded_rates_of_that_node(pytester, thor5, tmp_path):
-    with planted(thor5, "thor-4", "bond-lane-down", "mgbe1_0"):
+    with thor5.planted("thor-4", "bond-lane-down", "mgbe1_0"):
         run = run_suite(pytester, f"--inventory={one_second_runs(thor5, tmp_path)}", "tests_physical",
                         "tests_network/test_bond.py", "tests_network/test_throughput.py::test_iperf3_bonded_four_streams",
                         "--node", "thor-4", "-n", "2", netns=thor5.rack.topo.bench)
@@ -243,7 +232,7 @@ def test_bond_lane_down_fails_the_lane_the_bond_and_the_bonded_rates_of_that_nod
 
 
 def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester, thor5):
-    with planted(thor5, "thor-5", "node-unreachable"):
+    with thor5.planted("thor-5", "node-unreachable"):
         run = suite(pytester, thor5, "-k", "not iperf3 and not under_load", "-n", "2")
     # the controller reaches thor-5 no more; every check that runs a command there fails with
     # that reason, the checks of the others pass (thor-5 still answers on the cluster network)
@@ -261,8 +250,8 @@ def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester
 
 
 def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_verified(pytester, thor5):
-    with planted(thor5, "thor-2", "plugs-swapped", "mgbe1_0", "mgbe2_0"), planted(thor5, "thor-4", "plug-in-port", "mgbe0_0", "1"), \
-            planted(thor5, "thor-5", "lldpd-missing"):
+    with thor5.planted("thor-2", "plugs-swapped", "mgbe1_0", "mgbe2_0"), thor5.planted("thor-4", "plug-in-port", "mgbe0_0", "1"), \
+            thor5.planted("thor-5", "lldpd-missing"):
         run = suite(pytester, thor5, "tests_physical/test_cabling.py", "tests_physical/test_lanes.py", "-n", "2")
     cabling = "test_cabling::test_lane_is_in_its_planned_port"
     assert run.failed == {f"{cabling}[thor-2:mgbe1_0]", f"{cabling}[thor-2:mgbe2_0]", f"{cabling}[thor-4:mgbe0_0]",
@@ -287,7 +276,7 @@ def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_ve
 
 
 def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester, thor2):
-    with planted(thor2, "thor-2", "marginal-cable", "mgbe0_0"):
+    with thor2.planted("thor-2", "marginal-cable", "mgbe0_0"):
         run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py",
                     "tests_network/test_link_health.py")
     health = "test_link_health::test_lane_error_counters_under_load"
@@ -303,7 +292,7 @@ def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester
 
 
 def test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface(pytester, thor2):
-    with planted(thor2, "thor-2", "mtu-lowered", "1400"):
+    with thor2.planted("thor-2", "mtu-lowered", "1400"):
         run = suite(pytester, thor2, "--step", "6", "tests_network/test_addressing.py")
     path = "test_addressing::test_packets_of_the_mtu_cross_whole_and_no_larger"
     assert run.failed == {f"{path}[thor-1]", "test_addressing::test_mtu_is_the_same_on_every_cluster_interface[all]"}
@@ -314,7 +303,7 @@ def test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface(pytester, tho
 
 
 def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2):
-    with planted(thor2, "thor-2", "port-at-10G", "mgbe0_0"):
+    with thor2.planted("thor-2", "port-at-10G", "mgbe0_0"):
         run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py")
     rate = {t for t in run.outcomes if "iperf3_one_stream" in t}
     assert run.failed == {"test_lanes::test_lane_speed[thor-2:mgbe0_0]"} | rate, run.output
@@ -325,7 +314,7 @@ def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2)
 
 
 def test_roce_link_down_fails_that_link_the_port_bandwidth_and_nccl(pytester, spark2):
-    with planted(spark2, "spark-1", "roce-link-down", "enP2p1s0f1np1"):
+    with spark2.planted("spark-1", "roce-link-down", "enP2p1s0f1np1"):
         run = suite(pytester, spark2, "tests_network/test_cx7.py")
     link = {f"test_cx7::test_cx7_{check}[{node}:enP2p1s0f1np1]"
             for check in ("interface_up", "speed", "ping_on_its_subnet") for node in ("spark-1", "spark-2")}
@@ -341,7 +330,7 @@ def test_roce_link_down_fails_that_link_the_port_bandwidth_and_nccl(pytester, sp
 # --- serving faults ----------------------------------------------------------------------------
 
 def test_jetpack_mismatch_names_the_odd_node(pytester, thor5):
-    with planted(thor5, "thor-3", "jetpack-mismatch"):
+    with thor5.planted("thor-3", "jetpack-mismatch"):
         run = suite(pytester, thor5, "tests_serving/test_versions.py")
     assert run.failed >= {"test_versions::test_same_l4t_release[all]",
                           "test_versions::test_same_package_version[all-nvidia-jetpack-jetpack_version]"}, run.output
@@ -351,7 +340,7 @@ def test_jetpack_mismatch_names_the_odd_node(pytester, thor5):
 
 @pytest.mark.parametrize("kind", ["engine-down", "engine-on-loopback"])
 def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor5, kind):
-    with planted(thor5, "thor-2", kind):   # what an engine touches: the engines' and the agent's checks
+    with thor5.planted("thor-2", kind):   # what an engine touches: the engines' and the agent's checks
         run = suite(pytester, thor5, "tests_serving/test_engines.py", "tests_serving/test_agent.py", "-n", "2")
     model = "llama-3.1-8b@thor-2"
     assert run.failed == {f"test_engines::test_engine_listens_on_its_cluster_address[{model}]",
@@ -366,7 +355,7 @@ def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor
 
 
 def test_slow_engine_fails_the_step_6_comparison_only(pytester, thor2):
-    with planted(thor2, "thor-2", "slow-engine"):
+    with thor2.planted("thor-2", "slow-engine"):
         run = suite(pytester, thor2, "--step", "6", "tests_serving")
     test = "test_agent::test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]"
     assert run.failed == {test}, run.output
@@ -374,7 +363,7 @@ def test_slow_engine_fails_the_step_6_comparison_only(pytester, thor2):
 
 
 def test_lane_down_and_slow_engine_give_accepted_with_limits_and_name_them(pytester, thor5, tmp_path):
-    with planted(thor5, "thor-3", "bond-lane-down", "mgbe1_0"), planted(thor5, "thor-3", "slow-engine"):
+    with thor5.planted("thor-3", "bond-lane-down", "mgbe1_0"), thor5.planted("thor-3", "slow-engine"):
         # every check involving thor-3: a declared scope (a narrowed run would be INCOMPLETE)
         run = run_suite(pytester, f"--inventory={one_second_runs(thor5, tmp_path)}", "-n", "2", "--node", "thor-3",
                         netns=thor5.rack.topo.bench)
@@ -420,7 +409,7 @@ def test_a_healthy_bond_rides_out_a_lane_loss_and_gets_the_lane_back(pytester, t
 
 
 def test_a_slow_member_fails_the_lane_loss_and_the_lane_still_comes_back(pytester, thor5):
-    with planted(thor5, "thor-1", "port-at-10G", "mgbe3_0"):
+    with thor5.planted("thor-1", "port-at-10G", "mgbe3_0"):
         run = suite(pytester, thor5, "--allow-disruptive", LANE_LOSS)
     assert run.failed == {LANE_LOSS_ID}, run.output
     message = run.messages[LANE_LOSS_ID]
@@ -447,7 +436,7 @@ def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(th
 
 
 def test_a_duplicate_address_fails_once_naming_both_nodes_and_the_rest_point_to_it(pytester, thor5):
-    with planted(thor5, "thor-5", "duplicate-address", "thor-4"):
+    with thor5.planted("thor-5", "duplicate-address", "thor-4"):
         run = suite(pytester, thor5, "tests_network/test_addressing.py", "tests_network/test_reachability.py", "-n", "2")
     unique = "test_addressing::test_cluster_addresses_are_unique[all]"
     assert unique in run.failed, run.output

@@ -43,11 +43,8 @@ def serving_checks(pytester, thor2, inventory):
 
 def test_a_stalled_engine_fails_naming_model_node_and_that_it_accepts_but_does_not_generate(pytester, thor2,
                                                                                              inventory):
-    thor2.fault("thor-2", "stalled-engine")
-    try:
+    with thor2.planted("thor-2", "stalled-engine"):
         run = serving_checks(pytester, thor2, inventory)
-    finally:
-        thor2.heal("thor-2", "stalled-engine")
     healed = thor2.chat("llama-3.1-8b")   # the healed engine streams again, through the agent
     assert run.failed == {DIRECT, THROUGH_AGENT, COMPARED}, run.output
     assert run.outcomes[f"test_engines::test_engine_listens_on_its_cluster_address[{MODEL}]"] == "passed"
@@ -62,11 +59,8 @@ def test_a_stalled_engine_fails_naming_model_node_and_that_it_accepts_but_does_n
 
 
 def test_a_late_first_token_fails_as_a_figure_against_its_bound_and_the_rates_pass(pytester, thor2, inventory):
-    thor2.fault("thor-2", "late-first-token", "6")
-    try:
+    with thor2.planted("thor-2", "late-first-token", "6"):
         run = serving_checks(pytester, thor2, inventory)
-    finally:
-        thor2.heal("thor-2", "late-first-token")
     assert run.failed == {DIRECT, THROUGH_AGENT}, run.output
     assert run.outcomes[COMPARED] == "passed"    # the rate after the first token keeps up
     for test, where in ((DIRECT, r"llama-3\.1-8b on thor-2 \(10\.10\.0\.12:8081\)"),
@@ -78,11 +72,8 @@ def test_a_late_first_token_fails_as_a_figure_against_its_bound_and_the_rates_pa
 
 
 def test_a_stream_that_stops_midway_is_named_as_stopping_not_as_not_generating(pytester, thor2, inventory):
-    thor2.fault("thor-2", "stream-stops", "5")
-    try:
+    with thor2.planted("thor-2", "stream-stops", "5"):
         run = serving_checks(pytester, thor2, inventory)
-    finally:
-        thor2.heal("thor-2", "stream-stops")
     assert run.failed == {DIRECT, THROUGH_AGENT, COMPARED}, run.output
     for test in run.failed:
         message = run.messages[test]

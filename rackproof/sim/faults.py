@@ -332,20 +332,26 @@ def _u_slow(rack, spec, node, model, undo):
     _model_edit(rack, node, fix)
 
 
-def _p_stalled(rack, spec, node, args):
-    e, _ = _engine(rack, spec, args)
-    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {}).update(stalled=True))
-    return e.model, {"had_entry": e.model in before.get("engines", {})}, \
-        f"the {e.model} engine lists its model and answers /health, and never sends a token"
+def _set_engine_control(rack, node, model: str, key: str, value) -> dict:
+    """One setting of an engine's control entry in the node's model file (sim/engines.py reads
+    it per request); what _u_engine_control needs to take it back."""
+    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(model, {}).update({key: value}))
+    return {"key": key, "had_entry": model in before.get("engines", {})}
 
 
-def _u_stalled(rack, spec, node, model, undo):
+def _u_engine_control(rack, spec, node, model, undo):
     def fix(m):
         engines = m.setdefault("engines", {})
-        engines.get(model, {}).pop("stalled", None)
+        engines.get(model, {}).pop(undo["key"], None)
         if not undo["had_entry"] and not engines.get(model):
             engines.pop(model, None)
     _model_edit(rack, node, fix)
+
+
+def _p_stalled(rack, spec, node, args):
+    e, _ = _engine(rack, spec, args)
+    return e.model, _set_engine_control(rack, node, e.model, "stalled", True), \
+        f"the {e.model} engine lists its model and answers /health, and never sends a token"
 
 
 def _p_stream_stops(rack, spec, node, args):
@@ -355,19 +361,8 @@ def _p_stream_stops(rack, spec, node, args):
     if rest and not (rest[0].isdigit() and 1 <= int(rest[0]) <= 100):
         raise SimError(f"stream-stops takes a number of tokens from 1 to 100, not {rest[0]!r}")
     tokens = int(rest[0]) if rest else 5
-    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {})
-                         .update(stops_after_tokens=tokens))
-    return e.model, {"had_entry": e.model in before.get("engines", {})}, \
+    return e.model, _set_engine_control(rack, node, e.model, "stops_after_tokens", tokens), \
         f"the {e.model} engine stops every streamed answer after {tokens} tokens"
-
-
-def _u_stream_stops(rack, spec, node, model, undo):
-    def fix(m):
-        engines = m.setdefault("engines", {})
-        engines.get(model, {}).pop("stops_after_tokens", None)
-        if not undo["had_entry"] and not engines.get(model):
-            engines.pop(model, None)
-    _model_edit(rack, node, fix)
 
 
 def _p_late_first_token(rack, spec, node, args):
@@ -380,19 +375,8 @@ def _p_late_first_token(rack, spec, node, args):
         raise SimError(f"late-first-token's delay must be a number of seconds, not {rest[0]!r}") from None
     if not 0 < seconds <= 300:
         raise SimError("late-first-token's delay must be above 0 and at most 300 seconds")
-    before = _model_edit(rack, node, lambda m: m.setdefault("engines", {}).setdefault(e.model, {})
-                         .update(first_token_delay_s=seconds))
-    return e.model, {"had_entry": e.model in before.get("engines", {})}, \
+    return e.model, _set_engine_control(rack, node, e.model, "first_token_delay_s", seconds), \
         f"the {e.model} engine sends its first token after {seconds:g} s, then {e.tokens_per_s:g} tokens/s"
-
-
-def _u_late_first_token(rack, spec, node, model, undo):
-    def fix(m):
-        engines = m.setdefault("engines", {})
-        engines.get(model, {}).pop("first_token_delay_s", None)
-        if not undo["had_entry"] and not engines.get(model):
-            engines.pop(model, None)
-    _model_edit(rack, node, fix)
 
 
 def _p_roce(rack, spec, node, args):
@@ -1065,9 +1049,9 @@ _PLANT_AND_UNDO = {
     "engine-down": (_p_engine_down, _u_engine_down), "engine-on-loopback": (_p_engine_loopback, _u_engine_loopback),
     "slow-engine": (_p_slow, _u_slow), "roce-link-down": (_p_roce, _u_roce),
     "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
-    "stalled-engine": (_p_stalled, _u_stalled), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
-    "late-first-token": (_p_late_first_token, _u_late_first_token),
-    "stream-stops": (_p_stream_stops, _u_stream_stops),
+    "stalled-engine": (_p_stalled, _u_engine_control), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
+    "late-first-token": (_p_late_first_token, _u_engine_control),
+    "stream-stops": (_p_stream_stops, _u_engine_control),
     "power-mode": (_p_power_mode, _u_model), "gpu-not-visible": (_p_gpu_not_visible, _u_model),
     "clocks-unlocked": (_p_clocks_unlocked, _u_model),
     # changes a change-control snapshot must see (not faults of the hardware)
