@@ -164,7 +164,7 @@ def fixed_cost(rack: Rack, tmp: Path) -> float:
 def testinfra(rack: Rack, tmp: Path, nodes: list[str]) -> float:
     python = PEERS / "bin" / "python"
     if not python.exists():
-        sys.exit(f"bench: {python} is missing: run scripts/setup.sh (it installs pytest-testinfra there)")
+        sys.exit(f"bench: {python} is missing: run scripts/setup.sh --bench (it installs pytest-testinfra there)")
     folder = tmp / "testinfra"
     folder.mkdir()
     (folder / "test_peer.py").write_text(TESTINFRA)
