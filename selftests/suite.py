@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -26,6 +27,13 @@ class SuiteRun:
     @property
     def failed(self) -> set[str]:
         return self.with_outcome("failed")
+
+
+def ctrl_c_reaches_it() -> None:
+    """For a process a selftest will interrupt with SIGINT (Popen's preexec_fn): SIGINT as at a
+    terminal. A shell starts its background jobs with SIGINT ignored, and a Python started so
+    keeps ignoring it: the selftests run from such a job would see no Ctrl-C at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _test_id(case: ET.Element) -> str:

@@ -28,7 +28,7 @@ from rackproof.plugin.report import INCOMPLETE_EXIT
 from rackproof.sim import faults
 from rackproof.sim.state import RackState
 from selftests.simrack import SimRack, compare, rack_marks, rack_processes, snapshot, unique_name
-from selftests.suite import run_suite
+from selftests.suite import ctrl_c_reaches_it, run_suite
 
 pytestmark = rack_marks()
 
@@ -141,8 +141,8 @@ def test_a_ctrl_c_while_slurm_starts_leaves_nothing_behind():
     name = unique_name("sl")
     before = snapshot(name)
     proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "up", "thor5", "--name", name], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ,
-                                                                                           PYTHONPATH=str(REPO)))
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and proc.poll() is None:     # Ctrl-C once munged runs
         if any(command.startswith("munged") for _, command in rack_processes(name)):

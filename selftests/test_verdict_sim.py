@@ -15,7 +15,7 @@ import time
 import pytest
 
 from selftests.simrack import SimRack, rack_marks
-from selftests.suite import REPO
+from selftests.suite import REPO, ctrl_c_reaches_it
 from selftests.test_acceptance_sim import leftovers
 
 pytestmark = rack_marks()
@@ -33,7 +33,7 @@ def interrupted_run(rack: SimRack, folder, sig: int, *args: str) -> tuple[int, s
                "--rootdir", str(REPO), "-v", "-p", "no:cacheprovider", f"--inventory={rack.inventory}",
                f"--html={folder / 'report.html'}", *args]
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=ctrl_c_reaches_it)
     lines = []
     for line in proc.stdout:
         lines.append(line)
