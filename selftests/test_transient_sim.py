@@ -46,8 +46,10 @@ def test_the_suite_stays_within_max_sessions_and_refused_channels_are_asked_for_
             answer = json.loads(done.stdout)
             assert answer["stdout"] == [f"{k}\n" for k in range(16)]
             notes = answer["notes"]
-            # past MaxSessions sshd refuses the channel; it is asked for again, the connection kept
-            assert bool(notes) is refused, notes
+            # past MaxSessions sshd refuses the channel; it is asked for again, the connection kept.
+            # Within it (8 at once) a refusal can still come now and then: sshd counts a session
+            # until its child is reaped, a moment after the channel closed; asked again, it is served.
+            assert bool(notes) or not refused, notes
             assert all(re.search(r"no channel \(.*\), asked again after [\d.]+ s", n) for n in notes), notes
             assert not any("connected again" in n for n in notes), notes
 
