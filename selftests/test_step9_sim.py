@@ -143,16 +143,24 @@ def test_a_ctrl_c_while_slurm_starts_leaves_nothing_behind():
     proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "up", "thor5", "--name", name], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and proc.poll() is None:     # Ctrl-C once munged runs
-        if any(command.startswith("munged") for _, command in rack_processes(name)):
-            break
-        time.sleep(0.01)
-    assert proc.poll() is None, "the rack came up before munged was seen"
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=30) != 0
-    assert compare(before, snapshot(name)) == []
-    assert not RackState(name).root.exists()
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and proc.poll() is None:     # Ctrl-C once munged runs
+            if any(command.startswith("munged") for _, command in rack_processes(name)):
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, "the rack came up before munged was seen"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) != 0
+        assert compare(before, snapshot(name)) == []
+        assert not RackState(name).root.exists()
+    finally:   # a failed selftest leaves no rack behind either
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        if RackState(name).root.exists():
+            subprocess.run([sys.executable, "-m", "rackproof.sim.cli", "down", "--name", name], cwd=REPO,
+                           capture_output=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
 
 
 def test_down_leaves_no_slurm_or_munge_daemon_behind():
