@@ -201,6 +201,7 @@ def probe_users() -> dict[str, list[str]]:
         return {}
     fixtures = _fixtures()
     users: dict[str, list[str]] = {}
+    every: list[str] = []
     for folder in FOLDERS:
         for path in sorted((root / folder).glob("test_*.py")):
             module = _Module(f"{folder}.{path.stem}", path)
@@ -208,8 +209,15 @@ def probe_users() -> dict[str, list[str]]:
                 if not name.startswith("test_") or not isinstance(definitions[0], ast.FunctionDef):
                     continue
                 start = module.refs(name) | {("<fixture>", f) for f in _autouse(module)}
+                check = f"{folder}/{path.name}::{name}"
+                every.append(check)
                 for probe in _probes_reached(_imported(module, start), fixtures):
-                    users.setdefault(probe, []).append(f"{folder}/{path.name}::{name}")
+                    users.setdefault(probe, []).append(check)
+    # the survey runs on each node before any check's first command there (Host.runnable)
+    from .probes import survey
+    for probe in (survey.SURVEY, survey.TOOLS_ON_PATH, survey.GROUPS, survey.DAEMON, survey.VERSION,
+                  survey.SUDO_ALLOWED):
+        users[probe.name] = every
     return users
 
 

@@ -55,6 +55,61 @@ def _probes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    """What each node lacks for the step's checks (read-only): exit 1 when a check cannot run."""
+    from . import doctor
+    inventory = _loaded(args.inventory)
+    try:
+        checks = doctor.step_checks(args.inventory, args.step, args.allow_disruptive)
+    except doctor.DoctorError as e:
+        print(f"rackproof doctor: {e}", file=sys.stderr)
+        return 2
+    reports = doctor.examine(inventory, args.step, checks)
+    if args.json:
+        print(json.dumps({"cluster": inventory.cluster.name, "step": args.step, "checks": len(checks),
+                          "nodes": [r.as_dict() for r in reports]}, indent=1))
+    else:
+        step = f"step {args.step}" if args.step else "the finished cluster"
+        print(f"{inventory.cluster.name}, {step}: {len(checks)} checks on {len(reports)} nodes")
+        for r in reports:
+            if not r.surveyed:
+                print(f"{r.node}: not surveyed: {r.problem}")
+            elif not r.findings:
+                print(f"{r.node}: ready ({r.tools} tools, {r.roots} root commands)")
+            for f in r.findings:
+                print(f"{f}" + ("" if f.blocks else " [the checks run, and read less]"))
+                for check in r.keeps.get(f.subject, [])[:5] if f.blocks else []:
+                    print(f"    keeps from running: {check}")
+    return 0 if all(r.ready for r in reports) else 1
+
+
+def _sudoers(args: argparse.Namespace) -> int:
+    """The least-privilege sudoers.d file for the suite's login, from every node's survey."""
+    from . import doctor, sudoers
+    inventory = _loaded(args.inventory)
+    surveyed = doctor.surveyed(inventory)
+    for name, node in surveyed.items():
+        if node.survey is None:
+            print(f"{name}: not surveyed ({node.problem}): its tools' paths are not in the file", file=sys.stderr)
+    if not any(node.survey for node in surveyed.values()):
+        print("rackproof sudoers: no node could be surveyed: nothing to write", file=sys.stderr)
+        return 2
+    text = sudoers.render(inventory, surveyed, args.allow_disruptive)
+    if problem := sudoers.visudo_problem(text):
+        print(f"rackproof sudoers: visudo -cf refuses the file: {problem}", file=sys.stderr)
+        return 2
+    if args.output:
+        try:
+            with open(args.output, "x", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            print(f"{printable(args.output)}: cannot be written: {e.strerror or e}", file=sys.stderr)
+            return 2
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _snapshot(args: argparse.Namespace) -> int:
     """Every node's facts that a change can alter, read-only, into one JSON file."""
     from . import snapshot
@@ -194,6 +249,21 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "statuses that answer, the checks that run it")
     probes.add_argument("--json", action="store_true", help="the same as JSON records, for a site's review")
     probes.set_defaults(func=_probes)
+
+    doc = commands.add_parser("doctor", help="before a run (read-only): what each node lacks for the step's checks, "
+                                             "and what fixes it; exit 1 when a check cannot run")
+    doc.add_argument("--inventory", required=True, metavar="FILE", help="cluster.toml")
+    doc.add_argument("--step", type=int, metavar="N", help="the build step to check for (default: the finished cluster)")
+    doc.add_argument("--allow-disruptive", action="store_true", help="include the checks that pull a bond lane")
+    doc.add_argument("--json", action="store_true", help="the findings as JSON records")
+    doc.set_defaults(func=_doctor)
+
+    sud = commands.add_parser("sudoers", help="write the sudoers.d file granting the suite's login exactly the "
+                                              "commands it runs as root (checked with visudo -cf)")
+    sud.add_argument("--inventory", required=True, metavar="FILE", help="cluster.toml")
+    sud.add_argument("--allow-disruptive", action="store_true", help="also the ip link set lines those checks need")
+    sud.add_argument("-o", "--output", metavar="FILE", help="where to write it (never overwritten; default: stdout)")
+    sud.set_defaults(func=_sudoers)
 
     snap = commands.add_parser("snapshot", help="write every node's facts that a change can alter (read-only)")
     snap.add_argument("--inventory", required=True, metavar="FILE", help="cluster.toml")

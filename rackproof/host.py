@@ -15,14 +15,17 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from . import bondhash
-from .inventory import Inventory, Node
+from .failure import NotVerified
+from .inventory import FINISHED, ClusterAtStep, Inventory, Node
 from .ownservers import OwnServers
+from .prerequisites import NodePrerequisites
 from .probe import Command, Probe
 from .probes import ParseError
 from .probes.ibdev2netdev import IBDEV2NETDEV, twins
 from .probes.ip import ADDRESSES, ROUTE_GET
 from .probes.netplan import NAMING_INTERFACES
 from .probes.ping import PING, PING_DF, PING_DF_VIA
+from .probes.survey import SURVEY
 from .remote import Evidence, EvidenceLog, LocalTransport, Remote, Result, SshTransport
 from .replay import Recording, RecordingTransport, ReplayTransport
 
@@ -45,6 +48,7 @@ class Host:
     spec: Node
     remote: Remote
     servers: OwnServers = field(default_factory=OwnServers, repr=False)   # the run's measurement servers
+    prerequisites: NodePrerequisites | None = field(default=None, repr=False)  # None: nothing asked first
     _once: dict = field(default_factory=dict, repr=False)   # (probe, values) -> (Result, its start, fact)
 
     @property
@@ -53,8 +57,20 @@ class Host:
 
     def run(self, probe: Probe, timeout: float | None = None, **values) -> Result:
         """The probe's command and its result, for a check that judges the exit status itself."""
+        command = probe.command(**values)
+        self.runnable(command.made)
         # a plain str: evidence crosses xdist workers, whose wire knows no str subclass
-        return self.remote.run(str(probe.command(**values)), timeout or probe.timeout, probe.repeatable)
+        return self.remote.run(str(command), timeout or probe.timeout, probe.repeatable)
+
+    def runnable(self, made) -> None:
+        """NotVerified, in the words `rackproof doctor` uses, when the node lacks what one of the
+        probes in `made` ((Probe, its command), ...) needs: a tool, a group, a daemon, a sudo right."""
+        if self.prerequisites is None or any(probe is SURVEY for probe, _ in made):
+            return
+        self.prerequisites.take(lambda c: self.remote.run(str(c), SURVEY.timeout, True).stdout)
+        finding = self.prerequisites.lacking([probe for probe, _ in made], [command for _, command in made])
+        if finding is not None:
+            raise NotVerified(self.name, made[0][0].does, finding.why, finding.fix)
 
     def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
         """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
@@ -80,6 +96,7 @@ class Host:
             return {}
         (free,) = probe.fields() - set(values)
         commands = {label: probe.command(**values, **{free: label}) for label in labels}
+        self.runnable(tuple(made for command in commands.values() for made in command.made))
         marker = _marker()
         out = self.run(BATCH, timeout, commands=Command("; ".join(
             f"{SECTION.command(marker=marker + str(label))}; {command}" for label, command in commands.items())))
@@ -93,6 +110,7 @@ class Host:
         be read fails as describe(label), by default its command."""
         if not commands:
             return {}
+        self.runnable(tuple(made for command in commands.values() for made in command.made))
         started = " ".join(BACKGROUND.command(command=c, index=k) for k, c in enumerate(commands.values()))
         marker = _marker()
         shown = "; ".join(f"{SECTION.command(marker=marker + label)}; {SHOW.command(index=k)}"
@@ -223,7 +241,8 @@ def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None 
                                      ssh_config=_expand(ssh.config), identity=_expand(ssh.identity), jump=ssh.jump)
         if record is not None and replay is None:
             transport = RecordingTransport(transport, node.name, record, redact=log.redact)
-        hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout), servers)
+        hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout), servers,
+                                NodePrerequisites(ClusterAtStep(inventory, FINISHED), node))
     return hosts
 
 

@@ -20,7 +20,10 @@ T = TypeVar("T")
 
 
 class Command(str):
-    """A shell command built by a probe: put into another probe's template as it is."""
+    """A shell command built by a probe: put into another probe's template as it is. It keeps
+    each probe it was made from with the command that probe made (its own, and those of the
+    commands put into it), so that what a node lacks for any of them is known before it runs."""
+    made: tuple = ()      # ((Probe, its command), ...)
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,10 @@ class Probe(Generic[T]):
             raise TypeError(f"probe {self.name} takes {sorted(fields | set(self.parser_takes))}, not {sorted(values)}")
         if self.check is not None:
             self.check(values)
-        return Command(self.template.format(**{k: _quoted(values[k]) for k in fields}))
+        command = Command(self.template.format(**{k: _quoted(values[k]) for k in fields}))
+        command.made = ((self, str(command)),) + tuple(
+            made for k in fields if isinstance(values[k], Command) for made in values[k].made)
+        return command
 
     def parse(self, stdout: str, values: dict) -> T:
         return self.parser(stdout, *(values[k] for k in self.parser_takes))

@@ -63,6 +63,7 @@ from rackproof.probes.sshcheck import (
     SshConnection, classify_ssh_failure, parse_fanout, parse_offered_methods, parse_ssh_connection)
 from rackproof.probes.sshkeys import parse_key_fingerprints
 from rackproof.probes.sudo import parse_sudo_list
+from rackproof.probes.survey import Survey, parse_survey
 from rackproof.probes.sysctl import parse_sysctl
 from rackproof.probes.systemd import parse_systemctl_show
 from rackproof.probes.system import parse_answer, parse_clock
@@ -114,6 +115,7 @@ PARSERS = [
     Parser(parse_agent_process, (AgentCommand, type(None)), samples("ps_*"),
            args=st.tuples(st.just("thor-tigress-agent") | st.text(min_size=1, max_size=12))),
     Parser(parse_bonding, BondInfo, samples("bonding_*")),
+    Parser(parse_survey, Survey, samples("survey_*")),
     Parser(parse_ethtool, LinkInfo, samples("ethtool_*"),
            args=st.tuples(st.sampled_from(INTERFACES) | st.text(max_size=16)), fixed_args=("eth0",)),
     Parser(parse_fec, FecInfo, samples("fec_*"),

@@ -264,9 +264,6 @@ def _churn(port_state: int | None) -> str:
     return "none" if lacp_not_carrying(port_state) is None else "churned"
 
 
-# RACKPROOF_PROC: where a simulated node shows its /proc views (a namespace cannot add files to
-# /proc); unset on real nodes. The 802.3ad details (aggregator, partner) are shown to root only:
-# sudo when allowed.
+# The 802.3ad details (aggregator, partner) are shown to root only: sudo where the login may
 BONDING = Probe("bonding", "a bond's mode, hash policy, members, aggregators and LACP partner",
-                'sudo -n cat "${{RACKPROOF_PROC:-/proc}}"/net/bonding/{bond} 2>/dev/null '
-                '|| cat "${{RACKPROOF_PROC:-/proc}}"/net/bonding/{bond}', parse_bonding)
+                "sudo -n cat /proc/net/bonding/{bond} 2>/dev/null || cat /proc/net/bonding/{bond}", parse_bonding)

@@ -44,6 +44,8 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   plugs-swapped [LANE LANE]     two plugs of one node in each other's ports (default its 2nd and 3rd lanes)
   plug-in-port [LANE] [PORT]    the lane's plug in another port (default another node's): the two plugs trade
   lldpd-missing                 the node's lldpd stops (lldpcli cannot reach it)
+  tool-missing [TOOL]           TOOL (default iperf3) is gone from the node's PATH (no file there it can run)
+  sudo-rule-removed [TEXT]      the operator's sudoers file loses its rules containing TEXT (default ss -Hltnup)
   marginal-cable [LANE]         FEC-corrected, uncorrectable and CRC errors grow with traffic; link stays fast
   mtu-lowered [MTU]             the node's cluster interface at MTU (default 1400), the others at 1500
   changes a snapshot must see:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import datetime
 import os
+import re
 import shlex
 import signal
 import time
@@ -1007,6 +1008,48 @@ def _u_lldpd_missing(rack, spec, node, target, undo):
     lldp.wait_heard(n, lldp.cabled(spec))
 
 
+# a site's node before its set-up is finished: a tool the checks run not installed, the operator's
+# sudoers file missing a rule
+LOGIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"   # what sshd gives the login
+
+
+def _p_tool_missing(rack, spec, node, args):
+    """The tool gone from the node's PATH: a FIFO (not a file, not executable) mounted over it in
+    the node's own mount namespace: the survey finds no file, the shell none it may run."""
+    if len(args) > 1 or args and not re.fullmatch(r"[A-Za-z0-9_.+-]+", args[0]):
+        raise SimError("tool-missing takes [TOOL] (default iperf3)")
+    tool = args[0] if args else "iperf3"
+    found = rack.node(node).sh(f"PATH={LOGIN_PATH} command -v {tool} || true").stdout.strip()
+    if not found.startswith("/"):
+        raise SimError(f"{tool} is not on {node}'s PATH")
+    hidden = f"/run/rackproof-missing-{tool}"
+    rack.node(node).sh(f"rm -f {hidden} && (umask 0133; mkfifo {hidden}) && mount -n --bind {hidden} {found}")
+    return found, {}, f"{tool} is no longer on {node}'s PATH (no file there it can run)"
+
+
+def _u_tool_missing(rack, spec, node, path, undo):
+    rack.node(node).sh(f"umount -n {shlex.quote(path)}")
+
+
+SUDOERS = "/etc/sudoers.d/rackproof"
+
+
+def _p_sudo_rule_removed(rack, spec, node, args):
+    """The operator's sudoers file on the node without the rules that contain TEXT (default the
+    listening-sockets rule, ss -Hltnup), as a site that copied an older or trimmed file."""
+    text = " ".join(args) or "ss -Hltnup"
+    before = rack.node(node).sh(f"cat {SUDOERS}").stdout
+    kept = [line for line in before.splitlines() if line.startswith("#") or text not in line]
+    if len(kept) == len(before.splitlines()):
+        raise SimError(f"no rule of {node}'s {SUDOERS} contains {text!r}")
+    rack.node(node).sh(f"umask 0337; cat > {SUDOERS}", input="\n".join(kept) + "\n")
+    return text, {"file": before}, f"{node}'s {SUDOERS} lost its rules containing {text!r}"
+
+
+def _u_sudo_rule_removed(rack, spec, node, text, undo):
+    rack.node(node).sh(f"umask 0337; cat > {SUDOERS}", input=undo["file"])
+
+
 def _p_power_mode(rack, spec, node, args):
     """A Thor in another nvpmodel power mode (default 120W, mode 1, what a setup script of
     others' sets on Thor): it passes the network checks and serves slower."""
@@ -1054,6 +1097,7 @@ _PLANT_AND_UNDO = {
     "stream-stops": (_p_stream_stops, _u_engine_control),
     "power-mode": (_p_power_mode, _u_model), "gpu-not-visible": (_p_gpu_not_visible, _u_model),
     "clocks-unlocked": (_p_clocks_unlocked, _u_model),
+    "tool-missing": (_p_tool_missing, _u_tool_missing), "sudo-rule-removed": (_p_sudo_rule_removed, _u_sudo_rule_removed),
     # changes a change-control snapshot must see (not faults of the hardware)
     "address-moved": (_p_address_moved, _u_address_moved), "netplan-mode": (_p_netplan_mode, _u_netplan_mode),
     "hosts-edited": (_p_hosts_edited, _u_hosts_edited),

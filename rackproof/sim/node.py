@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -121,25 +120,8 @@ class Node:
         write(up / "shadow", shadow, 0o640, 0, shadow_gid)
         write(up / "gshadow", gshadow, 0o640, 0, shadow_gid)
         self.write_release(release)
-        # what the suite may do as root (only --allow-disruptive checks use it): as on a real
-        # node, a sudoers.d rule for exactly the commands, no password
-        # and, for a snapshot and the netplan check, the hashes of configuration files only root
-        # may read and whether a netplan file names an interface
-        ip = shutil.which("ip") or "/usr/sbin/ip"
-        sha256sum = shutil.which("sha256sum") or "/usr/bin/sha256sum"
-        grep = shutil.which("grep") or "/usr/bin/grep"
-        # and, for step 9, who may use sudo, every listener with its process, and the slice
-        # holders' jobs as their user managers show them (docs/inventory.md lists the same rule)
-        ss = shutil.which("ss") or "/usr/bin/ss"
-        write(up / "sudoers.d" / "rackproof", f"{USER} ALL=(root) NOPASSWD: {ip} link set dev * down, "
-              f"{ip} link set dev * up, {sha256sum} -- /etc/netplan/*, "
-              f"{sha256sum} -- /etc/NetworkManager/system-connections/*, {grep} -q -E * -- /etc/netplan/*\n"
-              f"{USER} ALL=(root) NOPASSWD: {ss} -Hltnup, /usr/local/bin/systemctl --user -M *@ show *\n"
-              # and whether a Thor's clocks are locked
-              f"{USER} ALL=(root) NOPASSWD: /usr/local/bin/jetson_clocks --show\n"
-              # `sudo -l -U LOGIN` runs `list` as LOGIN
-              f"{USER} ALL=(ALL) NOPASSWD: list\n",
-              0o440, 0, 0)
+        # what the suite may do as root: the operator's sudoers.d file is the one `rackproof sudoers`
+        # writes, installed once the nodes answer (Rack.install_sudoers); until then, no sudo at all
         if self.spec.platform == "spark":
             # the scoped rules sparkrun's setup wizard installs (fix-permissions, clear-cache --save-sudo)
             write(up / "sudoers.d" / f"sparkrun-chown-{USER}", "# Installed by: sparkrun setup fix-permissions "
@@ -225,7 +207,7 @@ class Node:
             "LoginGraceTime 30",
             "AcceptEnv LANG LC_*",
             # a login's PATH as Ubuntu (JetPack, DGX OS) gives it from /etc/environment: sbin included
-            f"SetEnv RACKPROOF_PROC={NODE_PROC} PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            f"SetEnv PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "Subsystem sftp /usr/lib/openssh/sftp-server",
             "",
         ]))

@@ -13,6 +13,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,12 +21,13 @@ from pathlib import Path
 import icalendar
 
 from .. import tomltext
+from ..safetext import one_line
 from . import lldp, netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac
 from .profiles import MGMT_NET, USER, Profile, get_profile, node_model
 from .standins import SPARK_TOOLS, THOR_TOOLS
-from .state import ROOT, RackState, all_racks, valid_name
+from .state import NODE_PROC, ROOT, RackState, all_racks, valid_name
 from .util import SimError, in_netns, pid_alive, probe_tcp, run, wait_until, write
 
 UP_TIMEOUT = 20
@@ -267,6 +269,21 @@ class Rack:
             write(s.calendar, calendar_ics(p))
         write(s.inventory, inventory_toml(p, s))
         _validate_inventory(s.inventory)
+        log("the operator's sudo rights (rackproof sudoers)")
+        self.install_sudoers()
+
+    def install_sudoers(self) -> None:
+        """Each node's /etc/sudoers.d/rackproof: the file `rackproof sudoers --allow-disruptive`
+        writes for the rack's inventory, from the bench as a site's operator runs it; the operator's
+        login has no other sudo."""
+        done = subprocess.run(["ip", "netns", "exec", self.topo.bench, sys.executable, "-m", "rackproof.cli", "sudoers",
+                               f"--inventory={self.state.inventory}", "--allow-disruptive"],
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise SimError(f"rackproof sudoers failed for rack {self.name}: {one_line(done.stderr.strip())}")
+        for spec in self.profile.nodes:   # through the node's own /etc, as an admin installs it
+            self.node(spec.name).sh("umask 0337; cat > /etc/sudoers.d/rackproof",
+                                    input=done.stdout)
 
     def _copy_lib(self) -> None:
         """rackproof.sim, rackproof.probes and the Probe they declare, copied where the node's
@@ -293,6 +310,13 @@ class Rack:
             write(n.dir / "bin" / tool,
                   f"#!/bin/sh\n# rackproof sim stand-in for {tool} (prints the real tool's format)\n"
                   f"{env} exec {nodemod.PY} -S -m rackproof.sim.standins {tool} \"$@\"\n", 0o755)
+        if n.spec.bond_lanes:
+            # no bonding module in a namespace, and no file can be added to /proc: the node's cat
+            # shows the simulated bond's view there, every other file as cat does
+            write(n.dir / "bin" / "cat",
+                  "#!/bin/sh\n# rackproof sim stand-in for cat: /proc/net/bonding/* from the simulated bond\n"
+                  f"case $#:$1 in 1:/proc/net/bonding/*) exec /usr/bin/cat {NODE_PROC}/net/bonding/\"${{1#/proc/net/bonding/}}\";; esac\n"
+                  "exec /usr/bin/cat \"$@\"\n", 0o755)
         if n.spec.platform == "thor":
             write(n.dir / "bin" / "thor-tigress-agent",
                   f"#!/bin/sh\nPYTHONPATH={self.state.lib} exec {nodemod.PY} -S -m rackproof.sim.agent \"$@\"\n", 0o755)

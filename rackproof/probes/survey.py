@@ -1,0 +1,91 @@
+"""What a node offers the suite's login, in one round trip (`rackproof doctor`, and each run
+before its first check on the node): where each tool is on the login's PATH, the login's groups,
+whether a daemon answers its client, a tool's version, and whether `sudo -n` would run a
+command (asked with `sudo -n -l COMMAND`, which runs nothing). Every line starts with a word of
+ours, so what a node prints after it is only ever a path, a group list, a status or a version:
+
+    tool iperf3 /usr/bin/iperf3
+    tool lldpcli /usr/sbin/lldpcli adm        (there, but not executable by the login; its group)
+    tool nvpmodel                              (not on the PATH)
+    groups rackproof adm docker
+    daemon lldpd 1
+    version iperf3 iperf 3.16 (cJSON 1.7.15)
+    sudo 0 0
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rackproof.probe import Probe
+
+from . import ParseError
+
+TOOL = "survey"
+_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+@dataclass(frozen=True)
+class Found:
+    path: str | None            # None: on no folder of the login's PATH
+    group: str | None = None    # set when the file is there but the login may not run it: its group
+
+
+@dataclass(frozen=True)
+class Survey:
+    tools: dict[str, Found]
+    groups: tuple[str, ...]
+    daemons: dict[str, bool]        # daemon -> its client reached it
+    versions: dict[str, str]        # tool -> the first line of its version
+    sudo: dict[int, bool]           # index of a command asked -> `sudo -n` would run it
+
+
+def parse_survey(text: str) -> Survey:
+    tools: dict[str, Found] = {}
+    daemons: dict[str, bool] = {}
+    versions: dict[str, str] = {}
+    sudo: dict[int, bool] = {}
+    groups: tuple[str, ...] | None = None
+    for line in text.splitlines():
+        word, _, rest = line.partition(" ")
+        fields = rest.split()
+        if word == "tool" and 1 <= len(fields) <= 3 and _NAME.fullmatch(fields[0]) and fields[0] not in tools \
+                and all(f.startswith("/") for f in fields[1:2]):
+            tools[fields[0]] = Found(fields[1] if len(fields) > 1 else None, fields[2] if len(fields) > 2 else None)
+        elif word == "groups" and groups is None:
+            groups = tuple(fields)
+        elif word == "daemon" and len(fields) == 2 and fields[0] not in daemons and fields[1].isdigit():
+            daemons[fields[0]] = fields[1] == "0"
+        elif word == "version" and fields and _NAME.fullmatch(fields[0]) and fields[0] not in versions:
+            versions[fields[0]] = " ".join(fields[1:])
+        elif word == "sudo" and len(fields) == 2 and fields[0].isdigit() and int(fields[0]) not in sudo \
+                and fields[1].isdigit():
+            sudo[int(fields[0])] = fields[1] == "0"
+        else:
+            raise ParseError(TOOL, f"a line that is not one of the survey's (or one said twice): {line[:200]!r}", text)
+    if groups is None:
+        raise ParseError(TOOL, "no 'groups' line: the survey did not finish", text)
+    return Survey(tools, groups, daemons, versions, sudo)
+
+
+# a file found on the PATH but not executable by the login is a permission (lldpcli is for group
+# adm on Debian and Ubuntu), not a missing package: its group says whom it is for
+TOOLS_ON_PATH = Probe(
+    "tools on PATH", "where each tool the checks run is on the login's PATH (and its group when the login may not run it)",
+    'for t in {tools}; do p=; for d in $(printf %s "$PATH" | tr : " "); do '
+    '[ -f "$d/$t" ] && {{ p="$d/$t"; break; }}; done; '
+    'if [ -z "$p" ]; then echo "tool $t"; elif [ -x "$p" ]; then echo "tool $t $p"; '
+    'else echo "tool $t $p $(stat -c %G -- "$p")"; fi; done')
+GROUPS = Probe("groups", "the login's groups", 'echo "groups $(id -nG)"')
+# the client's exit status says whether its daemon answered (lldpcli: lldpd's socket; chronyc:
+# chronyd; munge: munged)
+DAEMON = Probe("daemon answers", "whether a daemon answers its client (asked only where the client is)",
+               "if command -v {tool} >/dev/null 2>&1; then {client} >/dev/null 2>&1 </dev/null; "
+               "echo daemon {daemon} $?; fi")
+VERSION = Probe("version", "a tool's version (asked only where the tool is)",
+                'if command -v {tool} >/dev/null 2>&1; then echo version {tool} "$({tool} -v 2>&1 </dev/null | head -n 1)"; fi')
+SUDO_ALLOWED = Probe("sudo -n -l", "whether sudo -n would run a command (asked, not run)",
+                     "sudo -n -l {command} >/dev/null 2>&1 </dev/null; echo sudo {index} $?")
+SURVEY = Probe("survey", "tools, groups, daemons, versions and sudo rights, in one round trip", "{commands}",
+               parse_survey, timeout=30)
