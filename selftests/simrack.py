@@ -121,6 +121,14 @@ class SimRack:
         finally:
             self.heal(node, kind, *args)
 
+    def one_second_runs(self, folder: Path) -> Path:
+        """The rack's inventory with one-second iperf3 runs, for a test that shows which checks a
+        fault fails (a rate well under its floor stays under it), not the rates themselves."""
+        inventory = folder / "cluster.toml"
+        inventory.write_text(self.inventory.read_text().replace("iperf_seconds = 3", "iperf_seconds = 1"))
+        assert "iperf_seconds = 1" in inventory.read_text()
+        return inventory
+
     @property
     def agent_key(self) -> str:
         return self.state.agent_key.read_text().strip()

@@ -7,8 +7,12 @@
 - at the same time, one LAG member's port (thor-2 mgbe1_0, switch port 6) at MTU 1400: the pings
   steered per member name that member and its port; a -P 4 check that fails names the member
   whose packets of the MTU get no reply, never "a cable or port with errors";
-- a lane plugged into another node's port: the LLDP check names it, and the simulated switch
-  carries and shapes each lane on the port its cable is in, so no throughput check fails.
+- a lane plugged into another node's port (thor-3 mgbe0_0 in thor-5's port 17): the LLDP check
+  names both, and the simulated switch carries and shapes each lane on the port its cable is in,
+  so no throughput check between the plugged nodes and thor-1 fails.
+
+All three are planted together and judged in one run with one-second iperf3 runs: a rack's
+throughput rounds are most of a selftest's time, and each fault's nodes are its own.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ MTU = "test_addressing::test_packets_of_the_mtu_cross_whole_and_no_larger"
 ONE = "test_throughput::test_iperf3_one_stream"
 FOUR = "test_throughput::test_iperf3_bonded_four_streams"
 NODES = [f"thor-{i}" for i in range(1, 6)]
+CABLING = "test_cabling::test_lane_is_in_its_planned_port"
 BLOCKED = "get no reply from {dst}: a path that drops full-size frames"
 
 
@@ -33,31 +38,26 @@ def thor5():
         yield rack
 
 
-def suite(pytester, rack: SimRack, *args: str):
-    return run_suite(pytester, f"--inventory={rack.inventory}", "tests_network/test_addressing.py",
-                     "tests_network/test_throughput.py", *args, "-n", "2", netns=rack.rack.topo.bench)
-
-
 def pairs(test: str, node: str) -> set[str]:
     return {f"{test}[{a}->{b}]" for a in NODES for b in NODES if a != b and node in (a, b)}
 
 
-def test_a_lag_and_a_lag_member_below_the_nodes_mtu_fail_their_paths_named_and_nothing_else(pytester, thor5):
-    # one run for both (a rack's throughput rounds are most of a selftest's time): thor-4's whole
-    # LAG and one member's port of thor-2's (mgbe1_0, switch port 6) at MTU 1400
-    thor5.fault("thor-4", "switch-mtu-lowered")
-    thor5.fault("thor-2", "switch-mtu-lowered", "mgbe1_0")
-    try:
-        run = suite(pytester, thor5)
-    finally:
-        thor5.heal("thor-4", "switch-mtu-lowered")
-        thor5.heal("thor-2", "switch-mtu-lowered")
+def test_a_lag_a_lag_member_below_the_mtu_and_a_plug_in_another_port_fail_their_own_checks_named(pytester, thor5,
+                                                                                                tmp_path):
+    # thor-4's whole LAG and one member's port of thor-2's (mgbe1_0, switch port 6) at MTU 1400;
+    # thor-3 mgbe0_0 in thor-5 mgbe0_0's port (the two trade)
+    with thor5.planted("thor-4", "switch-mtu-lowered"), thor5.planted("thor-2", "switch-mtu-lowered", "mgbe1_0"), \
+            thor5.planted("thor-3", "plug-in-port", "mgbe0_0", "17"):
+        run = run_suite(pytester, f"--inventory={thor5.one_second_runs(tmp_path)}", "tests_physical/test_cabling.py",
+                        "tests_network/test_addressing.py", "tests_network/test_throughput.py", "-n", "2",
+                        netns=thor5.rack.topo.bench)
     mtu_checks = {f"{MTU}[{n}]" for n in NODES}
     through_thor4 = pairs(ONE, "thor-4") | pairs(FOUR, "thor-4")
+    plugged = {f"{CABLING}[thor-3:mgbe0_0]", f"{CABLING}[thor-5:mgbe0_0]"}
     # the -P 4 streams hashed onto thor-2's member stall, both ways; a one-stream check fails
     # only when its connection hashed there (the kernel picks its port)
-    assert mtu_checks | through_thor4 | pairs(FOUR, "thor-2") <= run.failed, run.output
-    assert run.failed <= mtu_checks | through_thor4 | pairs(FOUR, "thor-2") | pairs(ONE, "thor-2"), run.output
+    assert mtu_checks | through_thor4 | pairs(FOUR, "thor-2") | plugged <= run.failed, run.output
+    assert run.failed <= mtu_checks | through_thor4 | pairs(FOUR, "thor-2") | pairs(ONE, "thor-2") | plugged, run.output
 
     assert "thor-4 -> every peer: a 1500-byte packet got no reply over any bond member (thor-4's own switch port or " \
            "LAG drops them: its MTU is below 1500)" in run.messages[f"{MTU}[thor-4]"]
@@ -70,7 +70,7 @@ def test_a_lag_and_a_lag_member_below_the_nodes_mtu_fail_their_paths_named_and_n
     assert "thor-1 -> thor-2: a 1500-byte packet sent over mgbe1_0 got no reply, while over thor-1's other members it " \
            "crossed and mgbe1_0 carried it to other peers: it is dropped on thor-2's side" in run.messages[f"{MTU}[thor-1]"]
 
-    for test in run.failed - mtu_checks:
+    for test in run.failed - mtu_checks - plugged:
         src, dst = test.split("[")[1].rstrip("]").split("->")
         message = run.messages[test]
         over = "over any bond member" if "thor-4" in (src, dst) else f"over {src} mgbe1_0 (over its other members they cross)"
@@ -82,14 +82,8 @@ def test_a_lag_and_a_lag_member_below_the_nodes_mtu_fail_their_paths_named_and_n
     # a stalled connection's client port is never taken again
     assert all("Address already in use" not in m for m in run.messages.values())
 
-
-def test_a_plug_in_another_nodes_port_fails_its_cabling_only(pytester, thor5):
-    thor5.fault("thor-4", "plug-in-port", "mgbe0_0", "1")
-    try:
-        run = run_suite(pytester, f"--inventory={thor5.inventory}", "tests_physical/test_cabling.py",
-                        "tests_network/test_throughput.py", "-n", "2", netns=thor5.rack.topo.bench)
-    finally:
-        thor5.heal("thor-4", "plug-in-port")
-    cabling = "test_cabling::test_lane_is_in_its_planned_port"
-    assert run.failed == {f"{cabling}[thor-4:mgbe0_0]", f"{cabling}[thor-1:mgbe0_0]"}, run.output
-    assert pairs(FOUR, "thor-4") <= {t for t, o in run.outcomes.items() if o == "passed"}
+    # the plugged lanes carry their load on the ports their cables are in: every throughput
+    # check among the nodes the MTU faults leave alone passed
+    clear = ("thor-1", "thor-3", "thor-5")
+    carried = {f"{test}[{a}->{b}]" for test in (ONE, FOUR) for a in clear for b in clear if a != b}
+    assert all(run.outcomes.get(t) == "passed" for t in carried), {t: run.outcomes.get(t) for t in carried}
