@@ -42,6 +42,13 @@ def test_the_space_form_runs_what_the_equals_form_runs(tmp_path):
     assert collected(REPO, "--inventory", inventory, "--step", "3") == equals_form
 
 
+def test_a_flag_before_a_test_path_leaves_the_path_a_test_path():
+    inventory = "--inventory=examples/replay/thor5-healthy/cluster.toml"
+    flagged = collected(REPO, inventory, "--allow-disruptive", "tests_network")
+    assert "test_bond.py::test_bond_rides_out_a_lane_loss[thor-1->thor-2]" in flagged
+    assert not any(i.startswith(("test_cabling", "test_lanes")) for i in flagged)   # tests_physical's
+
+
 def test_the_space_form_with_a_file_outside_the_checkout(tmp_path):
     elsewhere = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
     equals_form = collected(REPO, f"--inventory={elsewhere}", "--step", "3")
