@@ -185,50 +185,45 @@ def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester,
 
 # --- planted faults ---------------------------------------------------------------------------
 
-def test_lane_down_fails_its_link_check_only(pytester, thor5):
-    with thor5.planted("thor-3", "lane-down", "mgbe1_0"):
+def test_lane_down_fec_mismatch_and_a_missing_key_each_fail_their_own_check_only(pytester, thor5):
+    # three faults on parts no other touches, judged in one run of the checks they can touch
+    with thor5.planted("thor-3", "lane-down", "mgbe1_0"), thor5.planted("thor-2", "fec-mismatch", "mgbe0_0"), \
+            thor5.planted("thor-2", "ssh-key-missing", "thor-4"):
         run = suite(pytester, thor5, "tests_physical", "tests_ssh", "-n", "2")
-    assert run.failed == {"test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"}, run.output
-    message = run.messages["test_lanes::test_lane_link_detected[thor-3:mgbe1_0]"]
-    assert "thor-3 mgbe1_0" in message and "port 10" in message and "Link detected: no" in message
-
-
-def test_fec_mismatch_fails_its_fec_check_only(pytester, thor5):
-    with thor5.planted("thor-2", "fec-mismatch", "mgbe0_0"):
-        run = suite(pytester, thor5, "tests_physical", "-n", "2")
-    assert run.failed == {"test_lanes::test_lane_fec[thor-2:mgbe0_0]"}, run.output
-    message = run.messages["test_lanes::test_lane_fec[thor-2:mgbe0_0]"]
+    link, fec = "test_lanes::test_lane_link_detected[thor-3:mgbe1_0]", "test_lanes::test_lane_fec[thor-2:mgbe0_0]"
+    key = "test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"
+    assert run.failed == {link, fec, key}, run.output
+    assert "thor-3 mgbe1_0" in run.messages[link] and "port 10" in run.messages[link] and \
+        "Link detected: no" in run.messages[link]
+    message = run.messages[fec]
     assert "thor-2 mgbe0_0" in message and "port 5" in message and "expected RS" in message and "BaseR" in message
+    assert "Permission denied" in run.messages[key]
 
 
-def test_missing_ssh_key_fails_that_direction_only(pytester, thor5):
-    with thor5.planted("thor-2", "ssh-key-missing", "thor-4"):
-        run = suite(pytester, thor5, "tests_ssh", "-n", "2")
-    assert run.failed == {"test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"}, run.output
-    assert "Permission denied" in run.messages["test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"]
-
-
-def one_second_runs(rack: SimRack, folder: Path) -> Path:
-    """The rack's inventory with one-second iperf3 runs, for a test that shows which checks a
-    fault fails (a rate well under its floor stays under it), not the rates themselves."""
-    inventory = folder / "cluster.toml"
-    inventory.write_text(rack.inventory.read_text().replace("iperf_seconds = 3", "iperf_seconds = 1"))
-    assert "iperf_seconds = 1" in inventory.read_text()
-    return inventory
-
-
-def test_bond_lane_down_fails_the_lane_the_bond_and_the_bonded_rates_of_that_node(pytester, thor5, tmp_path):
-    with thor5.planted("thor-4", "bond-lane-down", "mgbe1_0"):
-        run = run_suite(pytester, f"--inventory={one_second_runs(thor5, tmp_path)}", "tests_physical",
-                        "tests_network/test_bond.py", "tests_network/test_throughput.py::test_iperf3_bonded_four_streams",
-                        "--node", "thor-4", "-n", "2", netns=thor5.rack.topo.bench)
+def test_bond_lane_down_and_slow_engine_fail_their_checks_and_give_accepted_with_limits_naming_them(pytester, thor5,
+                                                                                                  tmp_path):
+    with thor5.planted("thor-3", "bond-lane-down", "mgbe1_0"), thor5.planted("thor-3", "slow-engine"):
+        # every check involving thor-3: a declared scope (a narrowed run would be INCOMPLETE)
+        run = run_suite(pytester, f"--inventory={thor5.one_second_runs(tmp_path)}", "-n", "2", "--node", "thor-3",
+                        netns=thor5.rack.topo.bench)
+    # of the lanes', the bond's and the bonded rates' checks, exactly that lane's, the bond's and the node's rates fail
     bonded = {t for t in run.outcomes if "four_streams" in t}
-    assert bonded and all("thor-4" in t for t in bonded)
-    assert run.failed == {"test_lanes::test_lane_link_detected[thor-4:mgbe1_0]", "test_bond::test_bond_state[thor-4]"
-                          } | bonded, run.output
-    assert "mgbe1_0 (switch port 14) MII status down" in run.messages["test_bond::test_bond_state[thor-4]"]
+    assert bonded and all("thor-3" in t for t in bonded)
+    network = {t for t in run.failed if t.split("::")[0] in ("test_lanes", "test_cabling", "test_gpus", "test_bond")
+               or "four_streams" in t}
+    assert network == {"test_lanes::test_lane_link_detected[thor-3:mgbe1_0]", "test_bond::test_bond_state[thor-3]"
+                       } | bonded, run.output
+    assert "mgbe1_0 (switch port 10) MII status down" in run.messages["test_bond::test_bond_state[thor-3]"]
     figures = run.messages[sorted(bonded)[0]]
     assert "Gbit/s" in figures and "expected at least 0.9 Gbit/s" in figures
+    doc = results(run)
+    verdict = doc["verdict"]
+    assert verdict["decision"] == "ACCEPTED WITH LIMITS" and doc["run"]["exit_status"] == 1, verdict
+    assert verdict["coverage"]["nodes"] == ["thor-3"] and verdict["coverage"]["complete"], verdict
+    limited = " ".join(c["name"] for c in verdict["capabilities"] if c["status"] != "available")
+    assert "thor-3" in limited and "gemma-3-12b" in limited, verdict
+    html = (run.run_dir / "report.html").read_text()
+    assert 'data-lane="mgbe1_0"' in html and "ACCEPTED WITH LIMITS" in html
 
 
 def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester, thor5):
@@ -302,9 +297,10 @@ def test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface(pytester, tho
     assert run.outcomes[f"{path}[thor-2]"] == "passed"   # its own 1400 bytes cross, 1401 do not leave
 
 
-def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2):
+def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2, tmp_path):
     with thor2.planted("thor-2", "port-at-10G", "mgbe0_0"):
-        run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py")
+        run = run_suite(pytester, f"--inventory={thor2.one_second_runs(tmp_path)}", "--step", "6", "tests_physical",
+                        "tests_network/test_throughput.py", netns=thor2.rack.topo.bench)
     rate = {t for t in run.outcomes if "iperf3_one_stream" in t}
     assert run.failed == {"test_lanes::test_lane_speed[thor-2:mgbe0_0]"} | rate, run.output
     speed = run.messages["test_lanes::test_lane_speed[thor-2:mgbe0_0]"]
@@ -338,20 +334,20 @@ def test_jetpack_mismatch_names_the_odd_node(pytester, thor5):
         assert "differs on thor-3:" in run.messages[test] and "thor-1" in run.messages[test]
 
 
-@pytest.mark.parametrize("kind", ["engine-down", "engine-on-loopback"])
-def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor5, kind):
-    with thor5.planted("thor-2", kind):   # what an engine touches: the engines' and the agent's checks
+def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor5):
+    # one engine killed, another moved to 127.0.0.1, in one run of what an engine touches: the
+    # engines' and the agent's checks
+    with thor5.planted("thor-2", "engine-down"), thor5.planted("thor-3", "engine-on-loopback"):
         run = suite(pytester, thor5, "tests_serving/test_engines.py", "tests_serving/test_agent.py", "-n", "2")
-    model = "llama-3.1-8b@thor-2"
-    assert run.failed == {f"test_engines::test_engine_listens_on_its_cluster_address[{model}]",
-                          f"test_engines::test_engine_answers_from_the_agent_node[{model}]",
-                          f"test_agent::test_agent_streams_each_model[{model}]"}, run.output
-    listen = run.messages[f"test_engines::test_engine_listens_on_its_cluster_address[{model}]"]
-    assert "llama-3.1-8b on thor-2 (10.10.0.12:8081)" in listen
-    if kind == "engine-on-loopback":
-        assert "127.0.0.1" in listen and "agent on thor-1 cannot reach it" in listen
-    else:
-        assert "nothing listens on port 8081 of thor-2" in listen
+    models = ("llama-3.1-8b@thor-2", "gemma-3-12b@thor-3")
+    assert run.failed == {f"{check}[{model}]" for model in models for check in (
+        "test_engines::test_engine_listens_on_its_cluster_address", "test_engines::test_engine_answers_from_the_agent_node",
+        "test_agent::test_agent_streams_each_model")}, run.output
+    down = run.messages["test_engines::test_engine_listens_on_its_cluster_address[llama-3.1-8b@thor-2]"]
+    assert "llama-3.1-8b on thor-2 (10.10.0.12:8081)" in down and "nothing listens on port 8081 of thor-2" in down
+    loopback = run.messages["test_engines::test_engine_listens_on_its_cluster_address[gemma-3-12b@thor-3]"]
+    assert "gemma-3-12b on thor-3 (10.10.0.13:8081)" in loopback
+    assert "127.0.0.1" in loopback and "agent on thor-1 cannot reach it" in loopback
 
 
 def test_slow_engine_fails_the_step_6_comparison_only(pytester, thor2):
@@ -360,21 +356,6 @@ def test_slow_engine_fails_the_step_6_comparison_only(pytester, thor2):
     test = "test_agent::test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]"
     assert run.failed == {test}, run.output
     assert "llama-3.1-8b on thor-2 through the agent" in run.messages[test] and "tokens/s" in run.messages[test]
-
-
-def test_lane_down_and_slow_engine_give_accepted_with_limits_and_name_them(pytester, thor5, tmp_path):
-    with thor5.planted("thor-3", "bond-lane-down", "mgbe1_0"), thor5.planted("thor-3", "slow-engine"):
-        # every check involving thor-3: a declared scope (a narrowed run would be INCOMPLETE)
-        run = run_suite(pytester, f"--inventory={one_second_runs(thor5, tmp_path)}", "-n", "2", "--node", "thor-3",
-                        netns=thor5.rack.topo.bench)
-    doc = results(run)
-    verdict = doc["verdict"]
-    assert verdict["decision"] == "ACCEPTED WITH LIMITS" and doc["run"]["exit_status"] == 1, verdict
-    assert verdict["coverage"]["nodes"] == ["thor-3"] and verdict["coverage"]["complete"], verdict
-    limited = " ".join(c["name"] for c in verdict["capabilities"] if c["status"] != "available")
-    assert "thor-3" in limited and "gemma-3-12b" in limited, verdict
-    html = (run.run_dir / "report.html").read_text()
-    assert 'data-lane="mgbe1_0"' in html and "ACCEPTED WITH LIMITS" in html
 
 
 # --- the disruptive check: a bond member taken down and brought back (--allow-disruptive) --------
