@@ -1028,7 +1028,8 @@ def _p_tool_missing(rack, spec, node, args):
 
 
 def _u_tool_missing(rack, spec, node, path, undo):
-    rack.node(node).sh(f"umount -n {shlex.quote(path)}")
+    # in the node's PID namespace too: umount reads /proc/self/mountinfo, the node's /proc's
+    run(nodemod.nsenter(rack.node(node).pid, "umount", "-n", path), timeout=20)
 
 
 SUDOERS = "/etc/sudoers.d/rackproof"
