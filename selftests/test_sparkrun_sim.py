@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import ExitStack
 
 import pytest
 
@@ -51,28 +52,37 @@ def capabilities(doc: dict) -> dict[str, str]:
     return {c["name"]: c["status"] for c in doc["verdict"]["capabilities"]}
 
 
-@pytest.mark.parametrize("fault, check, named", [
-    ("sparkrun-order", "test_the_definition_lists_the_nodes_head_first[spark-1]",
-     ("spark-1 sparkrun cluster spark-pair", "expected spark-1, spark-2, found spark-2, spark-1", "--hosts")),
-    ("sparkrun-one-node", "test_the_definition_lists_the_nodes_head_first[spark-1]",
-     ("expected spark-1, spark-2, found spark-1.",)),
-    ("sparkrun-on-mgmt", "test_the_multi_node_path_uses_cx7_addresses[spark-1]",
-     ("192.168.77.11 (spark-1, on enP7s7)", "192.168.77.12 (spark-2, on enP7s7)", "CX7 address")),
-    ("sparkrun-missing", "test_sparkrun_runs_on_the_head[spark-1]", ("spark-1", "not installed on the head")),
-    ("sparkrun-transfer-mgmt", "test_the_multi_node_path_uses_cx7_addresses[spark-1]",
-     ("transfer interface mgmt", "--transfer-interface cx7")),
-])
-def test_each_fault_fails_exactly_its_check(pytester, spark2, fault, check, named):
-    spark2.fault("spark-1", fault)
-    try:
+# fault on the head -> the one check it fails, and what the message must name
+FAULTS = {
+    "sparkrun-order": ("test_the_definition_lists_the_nodes_head_first[spark-1]",
+                       ("spark-1 sparkrun cluster spark-pair", "expected spark-1, spark-2, found spark-2, spark-1",
+                        "--hosts")),
+    "sparkrun-one-node": ("test_the_definition_lists_the_nodes_head_first[spark-1]",
+                          ("expected spark-1, spark-2, found spark-1.",)),
+    "sparkrun-on-mgmt": ("test_the_multi_node_path_uses_cx7_addresses[spark-1]",
+                         ("192.168.77.11 (spark-1, on enP7s7)", "192.168.77.12 (spark-2, on enP7s7)", "CX7 address")),
+    "sparkrun-missing": ("test_sparkrun_runs_on_the_head[spark-1]", ("spark-1", "not installed on the head")),
+    "sparkrun-transfer-mgmt": ("test_the_multi_node_path_uses_cx7_addresses[spark-1]",
+                               ("transfer interface mgmt", "--transfer-interface cx7")),
+}
+
+
+# faults that fail different checks share a run (the hosts' order and the transfer interface
+# are two fields of the definition); the others edit the same field or hide the CLI
+@pytest.mark.parametrize("planted", [("sparkrun-order", "sparkrun-transfer-mgmt"), ("sparkrun-one-node",),
+                                     ("sparkrun-on-mgmt",), ("sparkrun-missing",)], ids="+".join)
+def test_each_fault_fails_exactly_its_check(pytester, spark2, planted):
+    with ExitStack() as stack:
+        for fault in planted:
+            stack.enter_context(spark2.planted("spark-1", fault))
         run = sparkrun_checks(pytester, spark2)
-    finally:
-        spark2.heal("spark-1", fault)
-    assert {short(t) for t in run.failed} == {check}, run.output
-    message = next(m for t, m in run.messages.items() if short(t) == check)
-    for words in named:
-        assert words in message, (words, message)
-    if fault == "sparkrun-missing":    # the definition cannot be read: said, never passed
+    assert {short(t) for t in run.failed} == {FAULTS[fault][0] for fault in planted}, run.output
+    for fault in planted:
+        check, named = FAULTS[fault]
+        message = next(m for t, m in run.messages.items() if short(t) == check)
+        for words in named:
+            assert words in message, (words, message)
+    if planted == ("sparkrun-missing",):    # the definition cannot be read: said, never passed
         skipped = {short(t) for t in run.with_outcome("skipped")}
         assert skipped == {"test_the_definition_lists_the_nodes_head_first[spark-1]",
                            "test_the_multi_node_path_uses_cx7_addresses[spark-1]",
