@@ -41,6 +41,8 @@ class Tool:
     group: str | None = None                   # a group the login must be in to use it
     daemon: tuple[str, str, str] | None = None  # (daemon, its client asking it, what starts it)
     minimum: tuple[int, ...] | None = None     # the oldest version the checks' options work with
+    judged: bool = False                       # a check judges it itself (sparkrun on the head is the
+                                               # Cordatus preflight's "sparkrun runtime"): never gated
 
 
 TOOLS = {t.name: t for t in (
@@ -61,8 +63,8 @@ TOOLS = {t.name: t for t in (
     Tool("mpirun", "sudo apt install openmpi-bin", platforms=("spark",), wanted=lambda c: c.expect.run_nccl),
     Tool("docker", "sudo apt install docker.io", platforms=("spark",), on=SPARKRUN_HEAD,
          wanted=lambda c: c.sparkrun is not None, group="docker"),
-    Tool("sparkrun", "uv tool install sparkrun (as the login)", platforms=("spark",), on=SPARKRUN_HEAD,
-         wanted=lambda c: c.sparkrun is not None),
+    Tool("sparkrun", "uvx sparkrun setup install (as the login; or pip install sparkrun)", platforms=("spark",),
+         on=SPARKRUN_HEAD, wanted=lambda c: c.sparkrun is not None, judged=True),
     Tool("scontrol", "sudo apt install slurm-client", wanted=lambda c: c.slurm is not None),
     Tool("sinfo", "sudo apt install slurm-client", on=SLURM_CONTROLLER, wanted=lambda c: c.slurm is not None),
     Tool("srun", "sudo apt install slurm-client", on=SLURM_CONTROLLER, wanted=lambda c: c.slurm is not None),
@@ -271,7 +273,7 @@ class NodePrerequisites:
         login = self.cluster.cluster.user
         for probe in probes:
             for tool in tools_of(probe):
-                if f := tool_finding(self.node.name, tool, self.survey, login):
+                if not tool.judged and (f := tool_finding(self.node.name, tool, self.survey, login)):
                     return f
         ran = {c.removeprefix("sudo -n ") for c in commands if c.startswith("sudo -n ")}
         for k, root in enumerate(self.roots):

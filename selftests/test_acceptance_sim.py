@@ -258,7 +258,7 @@ def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_ve
     doc = results(run)
     unverified = {t["id"].split("::")[-1]: t["message"] for t in doc["tests"] if t["outcome"] == "not verified"}
     assert set(unverified) == {f"test_lane_is_in_its_planned_port[thor-5:mgbe{k}_0]" for k in range(4)}, unverified
-    assert all("lldpd is not running. To verify it: sudo systemctl enable --now lldpd" in m for m in unverified.values())
+    assert all("lldpd does not answer `lldpcli show configuration`. To verify it: sudo systemctl enable --now lldpd" in m for m in unverified.values())
     scope = {s["check"]: s["reasons"] for s in doc["scope"]}
     assert any("thor-5" in r for r in scope["test_lane_is_in_its_planned_port"])
     # the picture keeps the plan's line and draws the real one beside it

@@ -18,6 +18,7 @@ from rackproof.probes import ParseError
 from rackproof.probes.iperf import IPERF3_CLIENT
 from rackproof.probes.slurm import MUNGE_TO
 from rackproof.probes.sockets import LISTENING_PROCESSES
+from rackproof.probes.sparkrun import SPARKRUN_VERSION
 from rackproof.probes.sshcheck import SSH_CONNECTION
 from rackproof.probes.sshkeys import AUTHORIZED_KEYS
 from rackproof.probes.survey import parse_survey
@@ -123,6 +124,13 @@ def test_a_check_needing_what_the_node_lacks_is_not_verified_in_the_doctors_word
     with pytest.raises(NotVerified, match=r"may not run `sudo -n ss -Hltnup`"):
         host.run(LISTENING_PROCESSES)
     assert host.read(HOSTNAME) == "thor-1" and asked == ["hostname"]   # what it has still runs; the rest never ran
+
+
+def test_a_tool_its_own_check_judges_is_never_gated():
+    # sparkrun on the head is what test_sparkrun_runs_on_the_head judges: missing, it fails there
+    host, asked = host_answering(healthy(tool_sparkrun="tool sparkrun"))
+    host.run(SPARKRUN_VERSION)
+    assert asked == [SPARKRUN_VERSION.template]
 
 
 def test_a_survey_that_could_not_be_taken_keeps_nothing_from_running():

@@ -24,6 +24,7 @@ from . import ParseError
 
 TOOL = "survey"
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+_INDEX = re.compile(r"[0-9]{1,6}")     # an index or an exit status: never a number int() would refuse
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,12 @@ def parse_survey(text: str) -> Survey:
             tools[fields[0]] = Found(fields[1] if len(fields) > 1 else None, fields[2] if len(fields) > 2 else None)
         elif word == "groups" and groups is None:
             groups = tuple(fields)
-        elif word == "daemon" and len(fields) == 2 and fields[0] not in daemons and fields[1].isdigit():
+        elif word == "daemon" and len(fields) == 2 and fields[0] not in daemons and _INDEX.fullmatch(fields[1]):
             daemons[fields[0]] = fields[1] == "0"
         elif word == "version" and fields and _NAME.fullmatch(fields[0]) and fields[0] not in versions:
             versions[fields[0]] = " ".join(fields[1:])
-        elif word == "sudo" and len(fields) == 2 and fields[0].isdigit() and int(fields[0]) not in sudo \
-                and fields[1].isdigit():
+        elif word == "sudo" and len(fields) == 2 and _INDEX.fullmatch(fields[0]) and int(fields[0]) not in sudo \
+                and _INDEX.fullmatch(fields[1]):
             sudo[int(fields[0])] = fields[1] == "0"
         else:
             raise ParseError(TOOL, f"a line that is not one of the survey's (or one said twice): {line[:200]!r}", text)
