@@ -60,7 +60,7 @@ class Host:
         command = probe.command(**values)
         self.runnable(command.made)
         # a plain str: evidence crosses xdist workers, whose wire knows no str subclass
-        return self.remote.run(str(command), timeout or probe.timeout, probe.repeatable)
+        return self.remote.run(str(command), timeout or probe.timeout, probe.repeatable, probe.name, _shown(values))
 
     def runnable(self, made) -> None:
         """NotVerified, in the words `rackproof doctor` uses, when the node lacks what one of the
@@ -78,7 +78,8 @@ class Host:
         if probe.once and key in self._once:
             result, started, fact = self._once[key]
             self.remote.log.add(Evidence(self.name, result.command, result.exit_status, result.stdout, result.stderr,
-                                         0.0, started, note="read earlier in this run; its answer is recalled"))
+                                         0.0, started, note="read earlier in this run; its answer is recalled",
+                                         probe=probe.name, values=_shown(values)))
             return fact
         started = time.time()
         result = self.run(probe, timeout, **values)
@@ -207,6 +208,13 @@ class Host:
 def _alone(text: str, before: str, after: str) -> str:
     """An ERE matching `text` where no character of the classes `before`/`after` touches it."""
     return f"(^|[^{before}])" + text.replace(".", "[.]") + f"($|[^{after}])"
+
+
+def _shown(values: dict) -> dict:
+    """A probe's values as its evidence names them: each a str or a list of str; a command put
+    into it is left out (its own probe's evidence is the batch's)."""
+    return {k: [str(x) for x in v] if isinstance(v, (list, tuple)) else str(v)
+            for k, v in values.items() if not isinstance(v, Command)}
 
 
 def _marker() -> str:

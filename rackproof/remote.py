@@ -79,6 +79,8 @@ class Evidence:
     duration: float
     started: float
     note: str = ""               # why there is no exit status, or that the answer was recalled
+    probe: str = ""              # the probe that made the command ("" for a request, or what no probe made)
+    values: dict = field(default_factory=dict)   # the values it was made with (str, or a list of str)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -130,6 +132,8 @@ class EvidenceLog:
     def add(self, ev: Evidence) -> None:
         ev.command, ev.stdout, ev.stderr, ev.note = (
             self.redact(ev.command), self.redact(ev.stdout), self.redact(ev.stderr), self.redact(ev.note))
+        ev.values = {k: [self.redact(x) for x in v] if isinstance(v, list) else self.redact(v)
+                     for k, v in ev.values.items()}
         sink = getattr(self._local, "sink", None)
         if sink is None:
             sink = self.sink
@@ -155,13 +159,14 @@ class Remote:
     default_timeout: float = 60.0
     _unreachable: NodeUnreachable | None = field(default=None, repr=False)
 
-    def run(self, command: str, timeout: float | None = None, repeatable: bool = False) -> Result:
+    def run(self, command: str, timeout: float | None = None, repeatable: bool = False, probe: str = "",
+            values: dict | None = None) -> Result:
         """`repeatable`: the command only reads, so it may run again on a fresh connection if
-        the connection drops while it runs."""
+        the connection drops while it runs. `probe` and `values`: what made it, for its evidence."""
         timeout = timeout or self.default_timeout
         result, started = self._attempt(command, lambda: self.transport.execute(command, timeout, repeatable), timeout)
         self.log.add(Evidence(self.node, command, result.exit_status, result.stdout, result.stderr,
-                              result.duration, started, note=result.note))
+                              result.duration, started, note=result.note, probe=probe, values=values or {}))
         return result
 
     def http(self, request: HttpRequest, timeout: float = 30.0) -> HttpResponse:

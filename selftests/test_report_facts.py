@@ -4,30 +4,42 @@ node was reached."""
 
 from pathlib import Path
 
-from rackproof.probes.jetson import DPKG_VERSIONS
+from rackproof.probes.ethtool import ETHTOOL
+from rackproof.probes.fec import FEC
+from rackproof.probes.ip import ADDRESSES
+from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
+from rackproof.probes.nvidia_smi import NVIDIA_SMI
+from rackproof.probes.system import HOSTNAME, LOGIN
 from rackproof.report import facts
 
 SAMPLES = Path(__file__).with_name("samples")
 
 
-def ev(node, command, stdout="", exit_status=0, note="", started=0.0):
+def ev(node, command, stdout="", exit_status=0, note="", started=0.0, probe="", values=None):
     return {"node": node, "command": command, "exit_status": exit_status, "stdout": stdout, "stderr": "",
-            "duration": 0.1, "started": started, "note": note}
+            "duration": 0.1, "started": started, "note": note, "probe": probe, "values": values or {}}
+
+
+def made(node, probe, stdout, exit_status=0, **values):
+    """Evidence as Host.run leaves it: the command, the probe that made it and its values."""
+    return ev(node, str(probe.command(**values)), stdout, exit_status, probe=probe.name,
+              values={k: list(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
 def test_facts_from_evidence_and_declared_facts():
     tests = [
-        {"evidence": [ev("thor-1", "hostname", "thor-1\n"), ev("thor-1", "id -un", "nvidia\n"),
-                      ev("thor-1", "ip -j addr", (SAMPLES / "ip_j_addr_router_multi_addr.json").read_text()),
-                      ev("thor-1", "cat /etc/nv_tegra_release", (SAMPLES / "nv_tegra_release_R38.2.0_jp7.txt").read_text()),
-                      ev("thor-1", DPKG_VERSIONS.command(packages=["nvidia-jetpack"]), "nvidia-jetpack\tii \t7.0+b128\n"),
-                      ev("thor-1", "nvidia-smi", (SAMPLES / "nvidia_smi_thor_595.78_idle_PARTIAL.txt").read_text()),
-                      ev("thor-1", "LC_ALL=C ethtool mgbe0_0", "Settings for mgbe0_0:\n\tSpeed: 25000Mb/s\n\tLink detected: yes\n"),
-                      ev("thor-1", "LC_ALL=C ethtool --show-fec mgbe0_0",
-                         "FEC parameters for mgbe0_0:\nSupported/Configured FEC encodings: RS\nActive FEC encoding: RS\n")],
+        {"evidence": [made("thor-1", HOSTNAME, "thor-1\n"), made("thor-1", LOGIN, "nvidia\n"),
+                      made("thor-1", ADDRESSES, (SAMPLES / "ip_j_addr_router_multi_addr.json").read_text()),
+                      made("thor-1", NV_TEGRA_RELEASE, (SAMPLES / "nv_tegra_release_R38.2.0_jp7.txt").read_text()),
+                      made("thor-1", DPKG_VERSIONS, "nvidia-jetpack\tii \t7.0+b128\n", packages=["nvidia-jetpack"]),
+                      made("thor-1", NVIDIA_SMI, (SAMPLES / "nvidia_smi_thor_595.78_idle_PARTIAL.txt").read_text()),
+                      made("thor-1", ETHTOOL, "Settings for mgbe0_0:\n\tSpeed: 25000Mb/s\n\tLink detected: yes\n",
+                           interface="mgbe0_0"),
+                      made("thor-1", FEC, "FEC parameters for mgbe0_0:\nSupported/Configured FEC encodings: RS\n"
+                                          "Active FEC encoding: RS\n", interface="mgbe0_0")],
          "facts": {}},
-        {"evidence": [ev("thor-2", "hostname", "thor-9\n"), ev("thor-2", "cat /etc/nv_tegra_release", "garbage"),
-                      ev("thor-2", "id -un", "", exit_status=1)],
+        {"evidence": [made("thor-2", HOSTNAME, "thor-9\n"), made("thor-2", NV_TEGRA_RELEASE, "garbage"),
+                      made("thor-2", LOGIN, "", exit_status=1)],
          "facts": {"thor-2": {"hostname": "thor-2 (declared)", "jetpack": "7.0"}}},
     ]
     nodes, interfaces = facts.collect(tests)
@@ -36,6 +48,14 @@ def test_facts_from_evidence_and_declared_facts():
     assert one["GPU driver"] and "127.0.0.1" not in one["addresses"] and "/" in one["addresses"]
     assert nodes["thor-2"] == {"hostname": "thor-2 (declared)", "jetpack": "7.0"}   # unreadable and failed: no fact
     assert interfaces[("thor-1", "mgbe0_0")] == {"link": "yes", "speed": "25000Mb/s", "fec": "RS"}
+
+
+def test_a_fact_is_found_by_the_probe_that_made_the_command_never_by_its_text():
+    # the same text made by no probe (a batch's part, a request) is no fact
+    tests = [{"evidence": [ev("thor-1", "hostname", "thor-7\n"), ev("thor-1", "LC_ALL=C ethtool mgbe0_0",
+                                                                   "Settings for mgbe0_0:\n\tLink detected: no\n")],
+              "facts": {}}]
+    assert facts.collect(tests) == ({}, {})
 
 
 def test_a_node_is_reached_when_its_last_command_got_through_else_unreachable_since_when():

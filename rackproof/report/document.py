@@ -25,14 +25,15 @@ from . import baseline as baseline_diff
 from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, merged_properties, outcome_of
 
-SCHEMA_VERSION = "2.7"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+SCHEMA_VERSION = "2.8"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
 #   2.5: the outcome "not verified" (a check that could not be made, listed in the scope);
 #   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete); nodes[].reach.since;
-#   2.7: the run history: measurements[].reference, tests[].drift, verdict.drift, history
+#   2.7: the run history: measurements[].reference, tests[].drift, verdict.drift, history;
+#   2.8: evidence[].probe and evidence[].values (what made each command; facts are read from them)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
-_EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note")
+_EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note", "probe", "values")
 _MEASUREMENT_KEYS = ("kind", "subject", "value", "unit", "expectation", "verdict", "reference")
 
 

@@ -2,8 +2,8 @@
 
 Two sources: the evidence of commands whose answer is itself a fact (hostname, login,
 addresses, L4T release, package versions, GPU driver; a lane's link, speed, FEC and LLDP
-neighbour), read
-through the probes; and facts that checks declare with the `facts` fixture
+neighbour), found by the probe that made each (evidence[].probe and .values) and read with
+its parser; and facts that checks declare with the `facts` fixture
 ({node: {key: value}}), which win over the evidence.
 """
 
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 
-import shlex
 from typing import Callable
 
-from rackproof.probes.ethtool import parse_ethtool
-from rackproof.probes.fec import parse_fec
-from rackproof.probes.ip import parse_ip_addr
-from rackproof.probes.lldp import newest_by_interface, parse_neighbours
-from rackproof.probes.jetson import parse_dpkg_versions, parse_nv_tegra_release
-from rackproof.probes.nvidia_smi import parse_nvidia_smi_banner
+from rackproof.probes.ethtool import ETHTOOL, parse_ethtool
+from rackproof.probes.fec import FEC, parse_fec
+from rackproof.probes.ip import ADDRESSES, parse_ip_addr
+from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE, parse_dpkg_versions, parse_nv_tegra_release
+from rackproof.probes.lldp import NEIGHBOURS, newest_by_interface, parse_neighbours
+from rackproof.probes.nvidia_smi import NVIDIA_SMI, parse_nvidia_smi_banner
+from rackproof.probes.system import HOSTNAME, LOGIN
 
 REACHED, UNREACHABLE, NOT_CONTACTED = "reached", "unreachable", "not contacted"
 
@@ -40,34 +40,35 @@ def _gpu(stdout: str) -> dict:
     return {"GPU driver": banner.driver_version, "CUDA": banner.cuda_version or "N/A"}
 
 
-# a command's words -> reader of its stdout into node facts
-NODE_READERS: list[tuple[Callable[[list[str]], bool], Callable[[str], dict]]] = [
-    (lambda w: w == ["hostname"], lambda out: {"hostname": out.strip()}),
-    (lambda w: w == ["id", "-un"], lambda out: {"login": out.strip()}),
-    (lambda w: w == ["ip", "-j", "addr"], _addresses),
-    (lambda w: w == ["cat", "/etc/nv_tegra_release"], _l4t),
-    (lambda w: w[:2] == ["dpkg-query", "-W"], parse_dpkg_versions),
-    (lambda w: w == ["nvidia-smi"], _gpu),
-]
+# the probe that made a command -> reader of its stdout into node facts
+NODE_READERS: dict[str, Callable[[str], dict]] = {
+    HOSTNAME.name: lambda out: {"hostname": out.strip()},
+    LOGIN.name: lambda out: {"login": out.strip()},
+    ADDRESSES.name: _addresses,
+    NV_TEGRA_RELEASE.name: _l4t,
+    DPKG_VERSIONS.name: parse_dpkg_versions,
+    NVIDIA_SMI.name: _gpu,
+}
 
 
-def _interface_facts(words: list[str], stdout: str) -> dict[str, dict]:
+def _interface_facts(probe: str, values: dict, stdout: str) -> dict[str, dict]:
     """{interface: facts} from `ethtool IFACE`, `ethtool --show-fec IFACE` or lldpcli (every
     interface's newest LLDP neighbour: "sw-25g swp7", "spark-2 enp1s0f1np1")."""
-    if len(words) == 2 and words[0] == "ethtool":
-        info = parse_ethtool(stdout, words[1])
+    if probe == ETHTOOL.name:
+        info = parse_ethtool(stdout, values["interface"])
         link = {True: "yes", False: "no"}.get(info.link_detected)
-        return {words[1]: {"link": link, "speed": f"{info.speed_mbps}Mb/s" if info.speed_mbps else None}}
-    if len(words) == 3 and words[:2] == ["ethtool", "--show-fec"]:
-        return {words[2]: {"fec": ", ".join(parse_fec(stdout, words[2]).active)}}
-    if words[:1] == ["lldpcli"] and "neighbors" in words:
+        return {values["interface"]: {"link": link, "speed": f"{info.speed_mbps}Mb/s" if info.speed_mbps else None}}
+    if probe == FEC.name:
+        return {values["interface"]: {"fec": ", ".join(parse_fec(stdout, values["interface"]).active)}}
+    if probe == NEIGHBOURS.name:
         return {iface: {"LLDP": " ".join(filter(None, (n.system, (n.port_names() or ("",))[0])))}
                 for iface, n in newest_by_interface(parse_neighbours(stdout)).items()}
     return {}
 
 
 def collect(tests: list[dict]) -> tuple[dict, dict]:
-    """(node facts {node: {key: value}}, interface facts {(node, iface): {key: value}})."""
+    """(node facts {node: {key: value}}, interface facts {(node, iface): {key: value}}), read
+    from the evidence by the probe that made each command and its values."""
     nodes: dict[str, dict] = {}
     interfaces: dict[tuple[str, str], dict] = {}
     for test in tests:
@@ -75,12 +76,10 @@ def collect(tests: list[dict]) -> tuple[dict, dict]:
             if ev["exit_status"] != 0:
                 continue
             try:
-                words = [w for w in shlex.split(ev["command"]) if w != "LC_ALL=C"]
-                for matches, read in NODE_READERS:
-                    if matches(words):
-                        nodes.setdefault(ev["node"], {}).update(read(ev["stdout"]))
-                found = _interface_facts(words, ev["stdout"])
-            except ValueError:  # unsplittable, or unreadable (ParseError): the check reports it
+                if ev["probe"] in NODE_READERS:
+                    nodes.setdefault(ev["node"], {}).update(NODE_READERS[ev["probe"]](ev["stdout"]))
+                found = _interface_facts(ev["probe"], ev["values"], ev["stdout"])
+            except (ValueError, KeyError):  # unreadable (ParseError), or a value missing: the check reports it
                 continue
             for iface, said in found.items():
                 interfaces.setdefault((ev["node"], iface), {}).update({k: v for k, v in said.items() if v is not None})
