@@ -123,7 +123,12 @@ def test_waived_failures_still_run_are_reported_and_do_not_fail_the_run(pytester
     assert fec["waiver"]["approved_by"] == "J. Doe, network lead" and fec["waiver"]["status"] == "applied"
     assert run.test("test_lane_link_detected[thor-3:mgbe1_0]")["outcome"] == "waived"
     # a lane without its cable hears no LLDP: its port is not verified, and the verdict says so
-    assert run.test("test_lane_is_in_its_planned_port[thor-3:mgbe1_0]")["outcome"] == "not verified"
+    unheard = run.test("test_lane_is_in_its_planned_port[thor-3:mgbe1_0]")
+    assert unheard["outcome"] == "not verified"
+    # as a record, the message rendered from it
+    record = unheard["not_verified"]
+    assert record["where"].startswith("thor-3 mgbe1_0") and record["how"] and record["why"] in unheard["message"]
+    assert fec["not_verified"] is None and fec["warnings"] == []
     assert run.results["verdict"]["decision"] == "ACCEPTED WITH LIMITS"
     assert run.results["verdict"]["summary"] == ("not verified: cabling as planned (every plug in the port its label "
                                                  "names, by LLDP) for thor-3 mgbe1_0 (cable thor-3/2)")

@@ -5,6 +5,7 @@ check that carries a tool's warnings ends warned, with them as its message."""
 
 import pytest
 
+from rackproof.failure import Failure
 from rackproof.report import spark_acceptance
 from rackproof.report.outcomes import Phase, outcome_of
 
@@ -56,8 +57,9 @@ def test_a_thor_cluster_has_no_such_section():
 
 
 def test_a_tools_warnings_make_the_check_warned_with_their_text():
-    warned = [Phase("setup", "passed"), Phase("call", "passed", properties={
-        "rackproof_warnings": ["spark-2: NVIDIA CDI spec: 1 of 3 referenced paths missing"]}), Phase("teardown", "passed")]
+    record = Failure("spark-2", "NVIDIA CDI spec: 1 of 3 referenced paths missing").as_dict()
+    warned = [Phase("setup", "passed"), Phase("call", "passed", properties={"rackproof_warnings": [record]}),
+              Phase("teardown", "passed")]
     assert outcome_of(warned) == ("warned", "spark-2: NVIDIA CDI spec: 1 of 3 referenced paths missing")
-    failed = [Phase("setup", "passed"), Phase("call", "failed", "a gap", properties={"rackproof_warnings": ["w"]})]
+    failed = [Phase("setup", "passed"), Phase("call", "failed", "a gap", properties={"rackproof_warnings": [record]})]
     assert outcome_of(failed) == ("failed", "a gap")

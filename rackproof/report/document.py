@@ -30,7 +30,8 @@ SCHEMA_VERSION = "2.8"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2
 #   2.5: the outcome "not verified" (a check that could not be made, listed in the scope);
 #   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete); nodes[].reach.since;
 #   2.7: the run history: measurements[].reference, tests[].drift, verdict.drift, history;
-#   2.8: evidence[].probe and evidence[].values (what made each command; facts are read from them)
+#   2.8: evidence[].probe and evidence[].values (what made each command; facts are read from them);
+#        tests[].warnings (failure records) and tests[].not_verified (where, what, why, how)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note", "probe", "values")
@@ -94,6 +95,8 @@ def entry_for(record: Recorded, cluster: ClusterAtStep, waivers: list, today: dt
         "message": message,
         "hint": hint,
         "failure": failure,
+        "warnings": props.get("rackproof_warnings", []),
+        "not_verified": props.get("rackproof_not_verified") if outcome == "not verified" else None,
         "capability": props.get("rackproof_capability"),
         "params": params,
         **touched,

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rackproof.failure import Failure, NotVerified
+from rackproof.safetext import shown
+
 OUTCOMES = ("passed", "warned", "failed", "error", "skipped", "waived", "not verified")
 PROBLEMS = ("failed", "error")
 
@@ -54,12 +57,12 @@ def outcome_of(phases: list[Phase]) -> tuple[str, str]:
     if "rackproof_waiver" in props:
         return "waived", call.text if call else ""
     if "rackproof_not_verified" in props:
-        return "not verified", props["rackproof_not_verified"]
+        return "not verified", shown(str(NotVerified(**props["rackproof_not_verified"])))
     skipped = next((p for p in phases if p.outcome == "skipped"), None)
     if skipped:
         return "skipped", skipped.text
     if props.get("rackproof_warnings"):
-        return "warned", "\n".join(props["rackproof_warnings"])
+        return "warned", "\n".join(shown(str(Failure(**w))) for w in props["rackproof_warnings"])
     if any(m.get("verdict") == "warned" for m in props.get("rackproof_measurements", [])):
         return "warned", ""
     return "passed", ""
