@@ -7,6 +7,7 @@ no check fails, and the verdict is not ACCEPTED."""
 
 from __future__ import annotations
 
+import json
 import re
 from contextlib import ExitStack
 
@@ -56,6 +57,7 @@ def test_what_a_node_lacks_is_named_before_the_run_and_not_verified_in_it(pytest
         planted.enter_context(thor2.planted("thor-2", "lldpd-missing"))
         planted.enter_context(thor2.planted("thor-2", "sudo-rule-removed", "jetson_clocks"))
         doctor = thor2.rackproof("doctor", f"--inventory={thor2.inventory}")
+        as_json = thor2.rackproof("doctor", f"--inventory={thor2.inventory}", "--json")
         run = run_suite(pytester, f"--inventory={thor2.inventory}", netns=thor2.rack.topo.bench)
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     lines = doctor.stdout.splitlines()
@@ -63,6 +65,11 @@ def test_what_a_node_lacks_is_named_before_the_run_and_not_verified_in_it(pytest
         node = subject.split()[0]
         assert any(line.startswith(f"{node}: {why} ({fix}") for line in lines), doctor.stdout
     assert "keeps from running: tests_network/test_throughput.py::test_iperf3_one_stream" in doctor.stdout
+    records = {n["node"]: n for n in json.loads(as_json.stdout)["nodes"]}
+    assert as_json.returncode == 1 and not records["thor-1"]["ready"] and not records["thor-2"]["ready"]
+    assert [(f["why"], f["fix"]) for f in records["thor-1"]["findings"]] == [MISSING["thor-1"]]
+    assert {(f["why"], f["fix"].removesuffix(" (rackproof sudoers writes it)")) for f in records["thor-2"]["findings"]} \
+        == {MISSING["thor-2 lldpd"], MISSING["thor-2 sudo"]}
     assert run.failed == set() and run.with_outcome("error") == set(), run.output
     not_verified = {test: message for test, message in run.messages.items() if run.outcomes[test] == "skipped"}
     said = {subject: [t for t, m in not_verified.items() if f"not verified: {why}. To verify it: {fix}" in m]

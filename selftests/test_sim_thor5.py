@@ -138,7 +138,7 @@ FAULTS = {
                   lambda ok, bad: "Link detected: yes" in ok and "Link detected: no" in bad
                   and "Speed: Unknown!" in bad),
     "port-at-10G": ("thor-3", ["mgbe2_0"], lambda r: r.out("thor-3", "ethtool mgbe2_0 | grep Speed; "
-                                                                     "grep -A2 'Interface: mgbe2_0' /proc/net/bonding/bond0"),
+                                                                     "cat /proc/net/bonding/bond0 | grep -A2 'Interface: mgbe2_0'"),
                     lambda ok, bad: "25000Mb/s" in ok and "10000Mb/s" in bad and "Speed: 10000 Mbps" in bad),
     "fec-mismatch": ("thor-4", [], lambda r: r.out("thor-4", "ethtool --show-fec mgbe0_0; ethtool mgbe0_0"),
                      lambda ok, bad: "Active FEC encoding: RS" in ok and "Active FEC encoding: BaseR" in bad
