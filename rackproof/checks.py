@@ -215,8 +215,7 @@ def probe_users() -> dict[str, list[str]]:
                     users.setdefault(probe, []).append(check)
     # the survey runs on each node before any check's first command there (Host.runnable)
     from .probes import survey
-    for probe in (survey.SURVEY, survey.TOOLS_ON_PATH, survey.GROUPS, survey.DAEMON, survey.VERSION,
-                  survey.SUDO_ALLOWED):
+    for probe in (survey.SURVEY, *survey.PARTS):
         users[probe.name] = every
     return users
 

@@ -15,7 +15,6 @@ from .checks import catalog, probe_users, suite_root
 from .host import Host, connect
 from .inventory import FINISHED, ClusterAtStep, Inventory, Node
 from .prerequisites import Finding, NodePrerequisites, needed_on, survey_findings, tools_of
-from .probes.survey import SURVEY
 from .remote import EvidenceLog
 from .safetext import one_line
 
@@ -69,15 +68,11 @@ def surveyed(inventory: Inventory) -> dict[str, NodePrerequisites]:
     hosts = connect(inventory, EvidenceLog())
     try:
         with ThreadPoolExecutor(max_workers=max(1, min(len(hosts), inventory.ssh.fanout))) as pool:
-            list(pool.map(_survey, hosts.values()))
+            list(pool.map(Host.survey, hosts.values()))
         return {name: host.prerequisites for name, host in hosts.items()}
     finally:
         for host in hosts.values():
             host.remote.close()
-
-
-def _survey(host: Host) -> None:
-    host.prerequisites.take(lambda c: host.remote.run(str(c), SURVEY.timeout, True).stdout)
 
 
 def examine(inventory: Inventory, step: int | None, checks: list[str]) -> list[NodeReport]:
@@ -98,10 +93,10 @@ def _examine(cluster: ClusterAtStep, node: Node, prerequisites: NodePrerequisite
     names = {p.name for p in probes}
     roots = [r for r in prerequisites.roots if r.probe in names]
     findings = survey_findings(cluster, node, prerequisites.survey, roots, tools.values())
-    keeps = {}
-    for f in findings:
-        using = [p.name for p in probes if f.subject in [t.name for t in tools_of(p)] + [(t.daemon or ("",))[0]
-                                                                                          for t in tools_of(p)]]
-        using += [r.probe for r in roots if f.subject == f"sudo {r.text}"]
-        keeps[f.subject] = sorted({check for name in using for check in users.get(name, ()) if check in functions})
+    # probe -> the subjects a finding names that keep it from running: its tools, their daemons, its root commands
+    needs = {p.name: {t.name for t in tools_of(p)} | {t.daemon[0] for t in tools_of(p) if t.daemon} for p in probes}
+    for r in roots:
+        needs[r.probe].add(f"sudo {r.text}")
+    keeps = {f.subject: sorted({check for name, subjects in needs.items() if f.subject in subjects
+                                for check in users.get(name, ()) if check in functions}) for f in findings}
     return NodeReport(node.name, True, "", findings, keeps, len(tools), len(roots))

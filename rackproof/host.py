@@ -58,16 +58,21 @@ class Host:
     def run(self, probe: Probe, timeout: float | None = None, **values) -> Result:
         """The probe's command and its result, for a check that judges the exit status itself."""
         command = probe.command(**values)
-        self.runnable(command.made)
+        self.runnable(command)
         # a plain str: evidence crosses xdist workers, whose wire knows no str subclass
         return self.remote.run(str(command), timeout or probe.timeout, probe.repeatable, probe.name, _shown(values))
 
-    def runnable(self, made) -> None:
-        """NotVerified, in the words `rackproof doctor` uses, when the node lacks what one of the
-        probes in `made` ((Probe, its command), ...) needs: a tool, a group, a daemon, a sudo right."""
-        if self.prerequisites is None or any(probe is SURVEY for probe, _ in made):
+    def survey(self) -> None:
+        """The node's survey (rackproof.prerequisites), taken once; its evidence like a command's."""
+        self.prerequisites.take(lambda c: self.remote.run(str(c), SURVEY.timeout, True, SURVEY.name).stdout)
+
+    def runnable(self, *commands: Command) -> None:
+        """NotVerified, in the words `rackproof doctor` uses, when the node lacks what a probe the
+        commands were made from needs: a tool, a group, a daemon, a sudo right."""
+        if self.prerequisites is None:
             return
-        self.prerequisites.take(lambda c: self.remote.run(str(c), SURVEY.timeout, True).stdout)
+        self.survey()
+        made = [m for command in commands for m in command.made]
         finding = self.prerequisites.lacking([probe for probe, _ in made], [command for _, command in made])
         if finding is not None:
             raise NotVerified(self.name, made[0][0].does, finding.why, finding.fix)
@@ -97,7 +102,7 @@ class Host:
             return {}
         (free,) = probe.fields() - set(values)
         commands = {label: probe.command(**values, **{free: label}) for label in labels}
-        self.runnable(tuple(made for command in commands.values() for made in command.made))
+        self.runnable(*commands.values())
         marker = _marker()
         out = self.run(BATCH, timeout, commands=Command("; ".join(
             f"{SECTION.command(marker=marker + str(label))}; {command}" for label, command in commands.items())))
@@ -111,7 +116,7 @@ class Host:
         be read fails as describe(label), by default its command."""
         if not commands:
             return {}
-        self.runnable(tuple(made for command in commands.values() for made in command.made))
+        self.runnable(*commands.values())
         started = " ".join(BACKGROUND.command(command=c, index=k) for k, c in enumerate(commands.values()))
         marker = _marker()
         shown = "; ".join(f"{SECTION.command(marker=marker + label)}; {SHOW.command(index=k)}"

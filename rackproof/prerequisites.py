@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from functools import cache
 from typing import Callable, Iterable
 
 from .inventory import ClusterAtStep, Node
 from .probe import Command, Probe
+from .probes import ParseError
 from .probes.bonding import BONDING
 from .probes.files import CONFIG_PATHS
 from .probes.jetson import JETSON_CLOCKS
@@ -26,6 +28,8 @@ from .probes.sockets import LISTENING_PROCESSES
 from .probes.sudo import SUDO_RULES
 from .probes.survey import DAEMON, GROUPS, SUDO_ALLOWED, SURVEY, TOOLS_ON_PATH, VERSION, Survey
 from .probes.systemd import USER_JOBS
+from .remote import NoAnswer, NodeUnreachable
+from .replay import ReplayError
 from .safetext import one_line
 
 EVERY_NODE, SPARKRUN_HEAD, SLURM_CONTROLLER = "every node", "the sparkrun head", "the Slurm controller"
@@ -76,8 +80,9 @@ TOOLS = {t.name: t for t in (
 )}
 
 
+@cache
 def tools_of(probe: Probe) -> list[Tool]:
-    """The tools of TOOLS that the probe's command runs."""
+    """The tools of TOOLS that the probe's command runs (asked before every command: kept)."""
     return [tool for name, tool in TOOLS.items()
             if re.search(r"(?<![\w./$-])" + re.escape(name) + r"(?![\w.-])", probe.template)]
 
@@ -175,7 +180,7 @@ class Finding:
         return f"{self.node}: {self.why} ({self.fix})"
 
     def as_dict(self) -> dict:
-        return {"node": self.node, "subject": self.subject, "why": self.why, "fix": self.fix, "blocks": self.blocks}
+        return asdict(self)
 
 
 def _version(text: str) -> tuple[int, ...] | None:
@@ -206,10 +211,12 @@ def tool_finding(node: str, tool: Tool, survey: Survey, login: str) -> Finding |
     return None
 
 
-def sudo_finding(node: str, root: RootCommand, allowed: bool | None, login: str, path: str | None) -> Finding | None:
-    if allowed is not False:
+def sudo_finding(node: str, root: RootCommand, index: int, survey: Survey, login: str) -> Finding | None:
+    """The finding when the survey's answer for root command `index` says sudo would not run it."""
+    if survey.sudo.get(index) is not False:
         return None
-    line = sudoers_line(login, root, path or root.words[0])
+    found = survey.tools.get(root.words[0])
+    line = sudoers_line(login, root, found.path if found and found.path else root.words[0])
     return Finding(node, f"sudo {root.text}", f"{login} may not run `sudo -n {root.text}`",
                    f"the sudoers line {line} (rackproof sudoers writes it)", root.required)
 
@@ -236,11 +243,7 @@ def survey_findings(cluster: ClusterAtStep, node: Node, survey: Survey, roots: l
     """What the node lacks of `tools` and of `roots`."""
     login = cluster.cluster.user
     found = [f for tool in tools if (f := tool_finding(node.name, tool, survey, login))]
-    for k, root in enumerate(roots):
-        path = survey.tools.get(root.words[0])
-        if f := sudo_finding(node.name, root, survey.sudo.get(k), login, path and path.path):
-            found.append(f)
-    return found
+    return found + [f for k, root in enumerate(roots) if (f := sudo_finding(node.name, root, k, survey, login))]
 
 
 class NodePrerequisites:
@@ -262,7 +265,7 @@ class NodePrerequisites:
         self.asked = True
         try:
             self.survey = SURVEY.parse(run(self.command), {})
-        except Exception as e:        # noqa: BLE001 - unreachable, refused, unrecorded, unreadable: nothing known
+        except (NodeUnreachable, NoAnswer, ReplayError, ParseError) as e:   # nothing known
             self.problem = one_line(str(e)) or type(e).__name__
 
     def lacking(self, probes: Iterable[Probe], commands: Iterable[str]) -> Finding | None:
@@ -276,9 +279,5 @@ class NodePrerequisites:
                 if not tool.judged and (f := tool_finding(self.node.name, tool, self.survey, login)):
                     return f
         ran = {c.removeprefix("sudo -n ") for c in commands if c.startswith("sudo -n ")}
-        for k, root in enumerate(self.roots):
-            if root.required and root.text in ran:
-                path = self.survey.tools.get(root.words[0])
-                if f := sudo_finding(self.node.name, root, self.survey.sudo.get(k), login, path and path.path):
-                    return f
-        return None
+        return next((f for k, root in enumerate(self.roots) if root.required and root.text in ran
+                     and (f := sudo_finding(self.node.name, root, k, self.survey, login))), None)

@@ -90,3 +90,5 @@ SUDO_ALLOWED = Probe("sudo -n -l", "whether sudo -n would run a command (asked, 
                      "sudo -n -l {command} >/dev/null 2>&1 </dev/null; echo sudo {index} $?")
 SURVEY = Probe("survey", "tools, groups, daemons, versions and sudo rights, in one round trip", "{commands}",
                parse_survey, timeout=30)
+# what the survey is made of (`rackproof probes` lists them as run before every check)
+PARTS = (TOOLS_ON_PATH, GROUPS, DAEMON, VERSION, SUDO_ALLOWED)
