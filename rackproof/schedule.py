@@ -5,8 +5,9 @@ receives from another. So the ordered pairs come in rounds in which every node s
 receives once (a derangement: node i sends to node i+r in round r), and a round is measured all
 at once (rackproof.together): all n*(n-1) pairs in n-1 rounds. Two measurements that share a node
 must never overlap otherwise: each takes a file lock per node, in sorted order so that two can
-never each hold what the other waits for; file locks work across xdist workers and runs (in the
-operator's own folder: rackproof.runfolder). A disruptive
+never each hold what the other waits for; file locks work across xdist workers and runs, of
+every operator of the controller (in its lock folder, else the operator's own: rackproof.runfolder).
+A disruptive
 test (a lane taken down) must overlap nothing at all: every test holds the whole rack's lock
 shared, a disruptive one holds it alone, and that lock comes first.
 """
@@ -16,12 +17,13 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence, TypeVar
 
-from .runfolder import private
+from .runfolder import lock_file_mode, made_again
 
 T = TypeVar("T")
 
@@ -53,7 +55,7 @@ class LockBusy(Exception):
 def holding(directory: Path, names: Sequence[str], shared: bool = False, wait: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold the lock of every name, taken in sorted order (no deadlock), released on exit;
     `shared` locks may be held by several tests at once, but not beside an exclusive one.
-    `directory` is the operator's own (rackproof.runfolder); no lock is waited on past `wait`."""
+    `directory` is the cluster's (rackproof.runfolder.cluster_locks); no lock is waited on past `wait`."""
     handles = []
     deadline = time.monotonic() + wait
     try:
@@ -77,13 +79,22 @@ def holding(directory: Path, names: Sequence[str], shared: bool = False, wait: f
 
 
 def _opened(directory: Path, name: str) -> int:
-    """The lock file of `name`, its folder made again if another run just removed it."""
+    """The lock file of `name`, its folder made again if another run just removed it; one the
+    operators of the controller share can be opened by each of them (runfolder.lock_file_mode)."""
+    mode = lock_file_mode(directory)
     while True:
         try:
-            return os.open(directory / f"{name}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+            fd = os.open(directory / f"{name}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, mode)
+            break
         except FileNotFoundError:
-            directory.mkdir(mode=0o700, exist_ok=True)
-            private(directory)
+            made_again(directory)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise LockBusy(f"the lock of {name} in {directory} is not a file: no check that needs it can run")
+    if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) != mode:
+        os.fchmod(fd, mode)   # the umask took the group's bits away
+    return fd
 
 
 def remove_when_idle(directory: Path) -> None:

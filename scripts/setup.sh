@@ -64,6 +64,11 @@ if [ ! -x "$sparkrun_venv/bin/sparkrun" ]; then
     "$py312" -m venv "$sparkrun_venv"
     "$sparkrun_venv/bin/pip" install -q --disable-pip-version-check 'sparkrun==0.4.2' 2> >(grep -v 'is ignored' >&2) >/dev/null
 fi
+# the controller's lock folder: the runs of every operator in group rackproof on one cluster
+# are kept apart through it (rackproof/runfolder.py); this machine is a shared controller too
+getent group rackproof >/dev/null || groupadd --system rackproof
+install -d -o root -g root -m 0755 /var/lib/rackproof
+install -d -o root -g rackproof -m 2770 /var/lib/rackproof/locks
 # `--bench`: what bench/scale.py adds: matplotlib for its plot, and its peer pytest-testinfra
 # (with paramiko) in an environment of its own, so that its pytest plugin never loads into the suite
 if [ "${1:-}" = "--bench" ]; then

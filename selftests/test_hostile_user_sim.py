@@ -1,15 +1,20 @@
 """Another local account on the controller cannot get inside a root run: it makes every name
 the run used to share through the temp directory before the run starts, holds their locks,
 plants pickles and JSON that would run its command, and swaps the run's folders while the run
-goes on. The run neither hangs, nor reads them, nor runs anything of theirs, and it completes."""
+goes on. The run neither hangs, nor reads them, nor runs anything of theirs, and it completes.
+Another operator of the controller, in the group of its lock folder, runs beside root's run, and
+the two take turns under load."""
 
 from __future__ import annotations
 
+import grp
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from selftests.simrack import SimRack, rack_marks, unique_name
@@ -18,6 +23,8 @@ from selftests.suite import run_suite
 pytestmark = rack_marks()
 
 NOBODY = 65534
+REPO = Path(__file__).resolve().parents[1]
+TESTPATHS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
 
 # what `nobody` does: argv = the temp directory, the cluster's old lock folder digest, the file
 # its payload would create (in a folder only root may write to); it ends when its stdin closes
@@ -106,3 +113,58 @@ def test_a_local_user_gets_nothing_into_a_root_run(pytester, tmp_path):
     assert not owned.exists(), "the run executed the hostile user's command"
     assert run.exit_status == 0 and "verdict: ACCEPTED" in run.output, run.output
     assert not [name for name in report["seen"] if (Path("/tmp") / name).exists()], "the run left its folder behind"
+
+
+def test_two_operators_on_one_controller_both_complete_and_their_loads_take_turns(tmp_path):
+    """Root and another operator (in the group of the controller's lock folder, scripts/setup.sh)
+    run the suite on one cluster at the same time: both are ACCEPTED, and no iperf3 client of one
+    runs while one of the other's does (a shared load would have halved both)."""
+    group = grp.getgrnam("rackproof").gr_gid
+    theirs = Path(tempfile.mkdtemp(prefix="rackproof-selftest-"))   # /tmp: `nobody` can reach it
+    try:
+        with SimRack("thor2", unique_name("operators")) as rack:
+            mine = tmp_path / "root"
+            mine.mkdir()
+            inventory = rack.one_second_runs(mine)
+            (theirs / "run").mkdir()
+            # their own copies of what the inventory names (root's are root's alone)
+            text = inventory.read_text()
+            for path in (rack.state.bench_key, rack.state.ssh_config, rack.state.agent_key):
+                shutil.copy(path, theirs / path.name)
+                text = text.replace(str(path), str(theirs / path.name))
+            config = theirs / rack.state.ssh_config.name
+            config.write_text(config.read_text().replace(str(rack.state.bench_key), str(theirs / rack.state.bench_key.name)))
+            (theirs / "cluster.toml").write_text(text)
+            shutil.chown(theirs, NOBODY, NOBODY)
+            for path in theirs.rglob("*"):
+                shutil.chown(path, NOBODY, NOBODY)
+            theirs.chmod(0o700)
+            runs = [suite_in(rack, mine, inventory, (), os.environ["HOME"]),
+                    suite_in(rack, theirs / "run", theirs / "cluster.toml",
+                             ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", f"--groups={group}"), str(theirs))]
+            outputs = [run.communicate(timeout=300)[0] for run in runs]
+        for run, output in zip(runs, outputs):
+            assert run.returncode == 0 and "verdict: ACCEPTED" in output, output
+        windows = [loads(output) for output in outputs]
+    finally:
+        shutil.rmtree(theirs)
+    assert windows[0] and windows[1]
+    assert not [(a, b) for a in windows[0] for b in windows[1] if a[0] < b[1] and b[0] < a[1]], windows
+
+
+def suite_in(rack: SimRack, folder: Path, inventory: Path, as_user: tuple, home: str) -> subprocess.Popen:
+    """The whole suite at the rack's step, started in the rack's bench namespace from `folder`
+    (its reports go there), as `as_user` says."""
+    return subprocess.Popen(
+        ["ip", "netns", "exec", rack.rack.topo.bench, *as_user, sys.executable, "-m", "pytest",
+         "-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO), "-q", "-p", "no:cacheprovider",
+         f"--inventory={inventory}", "--step", "6", *(str(REPO / p) for p in TESTPATHS)],
+        cwd=folder, env={**os.environ, "HOME": home}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def loads(output: str) -> list[tuple[float, float]]:
+    """(start, end) of every iperf3 client the run's throughput checks ran, from its results.json."""
+    folder = next(line.split(": ", 1)[1] for line in output.splitlines() if line.startswith("report folder: "))
+    doc = json.loads((Path(folder) / "results.json").read_text())
+    return [(e["started"], e["started"] + e["duration"]) for t in doc["tests"] if t["check"].startswith("test_iperf3")
+            for e in t["evidence"] if e["probe"] in ("iperf3", "iperf3 --cport", "at once")]
