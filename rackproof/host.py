@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ class Host:
     servers: OwnServers = field(default_factory=OwnServers, repr=False)   # the run's measurement servers
     prerequisites: NodePrerequisites | None = field(default=None, repr=False)  # None: nothing asked first
     _once: dict = field(default_factory=dict, repr=False)   # (probe, values) -> (Result, its start, fact)
+    _once_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def name(self) -> str:
@@ -79,19 +81,21 @@ class Host:
 
     def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
         """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
+        if not probe.once:
+            return self._parsed(self.run(probe, timeout, **values), lambda out: probe.parse(out, values), probe.ok_exit)
         key = (probe.name, repr(sorted(values.items())))
-        if probe.once and key in self._once:
-            result, started, fact = self._once[key]
-            self.remote.log.add(Evidence(self.name, result.command, result.exit_status, result.stdout, result.stderr,
-                                         0.0, started, note="read earlier in this run; its answer is recalled",
-                                         probe=probe.name, values=_shown(values)))
-            return fact
-        started = time.time()
-        result = self.run(probe, timeout, **values)
-        fact = self._parsed(result, lambda out: probe.parse(out, values), probe.ok_exit)
-        if probe.once:
+        with self._once_lock:   # parts of a group measured at once ask together: one reads, the others recall
+            if key in self._once:
+                result, started, fact = self._once[key]
+                self.remote.log.add(Evidence(self.name, result.command, result.exit_status, result.stdout,
+                                             result.stderr, 0.0, started, probe=probe.name, values=_shown(values),
+                                             note="read earlier in this run; its answer is recalled"))
+                return fact
+            started = time.time()
+            result = self.run(probe, timeout, **values)
+            fact = self._parsed(result, lambda out: probe.parse(out, values), probe.ok_exit)
             self._once[key] = (result, started, fact)
-        return fact
+            return fact
 
     def read_each(self, probe: Probe[T], labels, timeout: float | None = None, **values) -> dict:
         """label -> what the probe reads for it, one command after the other in one round trip

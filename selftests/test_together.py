@@ -110,3 +110,20 @@ def test_a_round_crosses_the_workers_as_it_was_measured():
 def test_a_planted_file_names_nothing_outside_rackproof_and_runs_nothing(planted, tmp_path):
     with pytest.raises(portable.Unportable):
         portable.loads(json.dumps(planted))
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_a_checks_lanes_measured_at_once_are_each_judged_from_their_own_answer(pytester, workers):
+    """The at_once fixture: test_lane_link_detected reads every lane of the check at once; each
+    lane's test has its own lane's command only, and only the lane that is down fails."""
+    from selftests.report_suite import run_report
+    from selftests.suite import REPLAYS
+    run = run_report(pytester, "--replay", str(REPLAYS / "thor5-lane-down-fec-mismatch"), *workers,
+                     "-k", "test_lane_link_detected", folders=("tests_physical",))
+    tests = [t for t in run.results["tests"] if t["check"] == "test_lane_link_detected"]
+    assert len(tests) == 20
+    assert [t["id"].split("[")[1] for t in tests if t["outcome"] == "failed"] == ["thor-3:mgbe1_0]"]
+    for test in tests:
+        node, lane = test["id"].split("[")[1].rstrip("]").split(":")
+        reads = [e for e in test["evidence"] if e["probe"] == "ethtool"]
+        assert [(e["node"], e["values"]) for e in reads] == [(node, {"interface": lane})], test["id"]

@@ -42,9 +42,10 @@ def test_nothing_unexpected_listens(network_node, inventory):
                   "the one address it serves, or name it in [closed_network] allow")
 
 
-def test_password_login_is_off(network_node, inventory):
+def test_password_login_is_off(network_node, inventory, at_once):
     node = network_node
-    offered = node.read_each(OFFERED_METHODS, addressing.cluster_addresses([node.spec]), seconds=f"{inventory.ssh.connect_timeout:g}")
+    offered = at_once(lambda each: each.read_each(OFFERED_METHODS, addressing.cluster_addresses([each.spec]),
+                                                  seconds=f"{inventory.ssh.connect_timeout:g}"))
     open_ = {address: methods for address, methods in offered.items()
              if {"password", "keyboard-interactive"} & set(methods)}
     if open_:

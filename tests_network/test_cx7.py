@@ -62,9 +62,10 @@ def _peer_on_subnet(inventory, node_name, address):
 
 
 @pytest.mark.step(2)
-def test_cx7_ping_on_its_subnet(cx7, inventory, measure):
+def test_cx7_ping_on_its_subnet(cx7, inventory, measure, at_once):
     peers = _peer_on_subnet(inventory, cx7.host.name, cx7.spec.address)
-    replies = cx7.host.ping([c.address.split("/")[0] for _, c in peers])
+    replies = at_once(lambda target: target.host.ping(
+        [c.address.split("/")[0] for _, c in _peer_on_subnet(inventory, target.host.name, target.spec.address)]))
     for (node, c), r in zip(peers, replies.values()):
         if r.rtt_avg_ms is not None:
             measure("rtt", f"{cx7.host.name} -> {node.name} ({c.name})", r.rtt_avg_ms, "ms")

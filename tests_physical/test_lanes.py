@@ -13,9 +13,14 @@ def _lane_capability(lane, inventory, guards):
     guards(*capabilities.lane(inventory, lane.host.spec))
 
 
+def link_of(at_once):
+    """ethtool's facts of the check's lane, every lane of the check read at once."""
+    return at_once(lambda lane: lane.host.read(ETHTOOL, interface=lane.name))
+
+
 @pytest.mark.step(1)
-def test_lane_link_detected(lane):
-    link = lane.host.read(ETHTOOL, interface=lane.name)
+def test_lane_link_detected(lane, at_once):
+    link = link_of(at_once)
     if not link.link_detected:
         found = "no" if link.link_detected is False else "not reported"
         raise Failure(
@@ -24,19 +29,19 @@ def test_lane_link_detected(lane):
             "to another speed, or the FEC mode differs between the switch port and the Thor")
 
 
-def linked(lane):
+def linked(lane, at_once):
     """ethtool facts of a lane that has a link; a dead lane is failed by test_lane_link_detected,
     and its speed and FEC cannot be judged until it links."""
-    link = lane.host.read(ETHTOOL, interface=lane.name)
+    link = link_of(at_once)
     if not link.link_detected:
         pytest.skip(f"{lane.where} has no link (see test_lane_link_detected); speed and FEC are judged once it links")
     return link
 
 
 @pytest.mark.step(3)
-def test_lane_speed(lane, inventory):
+def test_lane_speed(lane, inventory, at_once):
     expected = inventory.expect.lane_speed_mbps
-    link = linked(lane)
+    link = linked(lane, at_once)
     found = f"{link.speed_mbps}Mb/s" if link.speed_mbps else "Speed: Unknown! (no link)"
     if link.speed_mbps != expected:
         raise Failure(lane.where, "lane speed", f"{expected}Mb/s", found, SLOW_LANE_CAUSES.get(
@@ -44,9 +49,9 @@ def test_lane_speed(lane, inventory):
 
 
 @pytest.mark.step(3)
-def test_lane_fec(lane, inventory):
+def test_lane_fec(lane, inventory, at_once):
     expected = inventory.switch.fec
-    linked(lane)
+    linked(lane, at_once)
     fec = lane.host.read(FEC, interface=lane.name)
     if expected not in fec.active:
         raise Failure(lane.where, "active FEC mode (ethtool --show-fec)", f"{expected}, as set on the switch port",

@@ -52,9 +52,10 @@ def test_only_the_holder_runs_during_a_window(node, inventory):
                       cause="a job that outlived its window (start jobs with RuntimeMaxSec)")
 
 
-def test_every_job_has_a_time_limit(node, inventory):
+def test_every_job_has_a_time_limit(node, inventory, at_once):
     problems = []
-    for login, units in node.read_each(USER_JOBS, _with_logins(node, inventory.slices.holders)).items():
+    jobs = at_once(lambda each: each.read_each(USER_JOBS, _with_logins(each, inventory.slices.holders)))
+    for login, units in jobs.items():
         problems += [f"{unit} of {login}" for unit in sharing.without_time_limit(units)]
     if problems:
         raise Failure(node.name, "running without RuntimeMaxSec: " + ", ".join(problems),
