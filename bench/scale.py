@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -95,9 +96,14 @@ echo "failed $fail"
 
 
 def timed(rack: Rack, argv: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
-    """Wall time of a command on the controller (the rack's bench namespace)."""
+    """Wall time of a command on the controller (the rack's bench namespace). Python writes its
+    bytecode as on any machine: a PYTHONDONTWRITEBYTECODE of the bench's own environment would
+    make each run compile rackproof's source again, while the peers' pip-installed packages come
+    compiled."""
     started = time.monotonic()
-    proc = subprocess.run(["ip", "netns", "exec", rack.topo.bench, *argv], capture_output=True, text=True, **kw)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.run(["ip", "netns", "exec", rack.topo.bench, *argv], capture_output=True, text=True, env=env,
+                          **kw)
     return time.monotonic() - started, proc
 
 
@@ -246,10 +252,14 @@ def targets(rows: list[dict]) -> list[str]:
             f"(linear: at most x{big / small:.1f})",
             "the mesh's logins grow as n*(n-1), all on the same two cores")
     for r in rows:
-        say(r["same"] <= r["testinfra"] / 3, f"{r['nodes']} nodes, same checks: rackproof {r['same']:.1f} s, "
-            f"testinfra {r['testinfra']:.1f} s (x{r['testinfra'] / r['same']:.1f}; target x3 or more)")
-        say(r["same"] <= r["ssh_loop"] / 10, f"{r['nodes']} nodes, same checks: ssh loop {r['ssh_loop']:.1f} s "
-            f"(x{r['ssh_loop'] / r['same']:.1f}; target x10 or more)")
+        # the "measure once" issue's targets: faster than both peers on a pair of nodes, and at 8
+        # nodes and more at least 5x testinfra and 10x the loop
+        for peer, key, at_eight in (("testinfra", "testinfra", 5), ("ssh loop", "ssh_loop", 10)):
+            target = 1 if r["nodes"] <= 2 else at_eight if r["nodes"] >= 8 else None
+            seconds = r[key]
+            if target is not None:
+                say(r["same"] * target < seconds, f"{r['nodes']} nodes, same checks: rackproof {r['same']:.2f} s, "
+                    f"{peer} {seconds:.2f} s (x{seconds / r['same']:.2f}; target: more than x{target})")
         say(r["fixed_ms"] <= 5, f"{r['nodes']} nodes: fixed cost of a check {r['fixed_ms']:.1f} ms (target 5 ms)")
         for key, how in (("phase", "without -n"), ("phase_n2", "with -n 2")):
             say(r[key] <= 1.2 * r["bound"], f"{r['nodes']} nodes: throughput phase {how} {r[key]:.1f} s, bound "

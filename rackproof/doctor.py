@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .checks import catalog, probe_users, suite_root
-from .host import Host, connect
+from .host import connect
 from .inventory import FINISHED, ClusterAtStep, Inventory, Node
 from .prerequisites import Finding, NodePrerequisites, needed_on, survey_findings, tools_of
 from .remote import EvidenceLog
@@ -67,8 +66,8 @@ def surveyed(inventory: Inventory) -> dict[str, NodePrerequisites]:
     """Every node's survey, all nodes at once, over connections of their own (closed after)."""
     hosts = connect(inventory, EvidenceLog())
     try:
-        with ThreadPoolExecutor(max_workers=max(1, min(len(hosts), inventory.ssh.fanout))) as pool:
-            list(pool.map(Host.survey, hosts.values()))
+        for host in hosts.values():
+            host.survey()       # the first one takes every node's survey at once (host.Surveys)
         return {name: host.prerequisites for name, host in hosts.items()}
     finally:
         for host in hosts.values():

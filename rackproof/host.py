@@ -28,6 +28,7 @@ from .probes.netplan import NAMING_INTERFACES
 from .probes.ping import PING, PING_DF, PING_DF_VIA
 from .probes.survey import SURVEY
 from .remote import Evidence, EvidenceLog, LocalTransport, Remote, Result, SshTransport
+from .together import at_once
 from .replay import Recording, RecordingTransport, ReplayTransport
 
 T = TypeVar("T")
@@ -50,6 +51,7 @@ class Host:
     remote: Remote
     servers: OwnServers = field(default_factory=OwnServers, repr=False)   # the run's measurement servers
     prerequisites: NodePrerequisites | None = field(default=None, repr=False)  # None: nothing asked first
+    surveys: Surveys | None = field(default=None, repr=False)   # the run's nodes' surveys, taken together
     _once: dict = field(default_factory=dict, repr=False)   # (probe, values) -> (Result, its start, fact)
     _once_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -65,7 +67,15 @@ class Host:
         return self.remote.run(str(command), timeout or probe.timeout, probe.repeatable, probe.name, _shown(values))
 
     def survey(self) -> None:
-        """The node's survey (rackproof.prerequisites), taken once; its evidence like a command's."""
+        """The node's survey (rackproof.prerequisites), taken once: with every node's at once when
+        the run checks this node (Surveys), its evidence then going to the first check that needs it."""
+        if self.surveys is not None and self.name in self.surveys.names:
+            for ev in self.surveys.evidence_of(self.name, self.remote.log):
+                self.remote.log.add(ev)
+        else:
+            self.take_survey()
+
+    def take_survey(self) -> None:
         self.prerequisites.take(lambda c: self.remote.run(str(c), SURVEY.timeout, True, SURVEY.name).stdout)
 
     def runnable(self, *commands: Command) -> None:
@@ -242,12 +252,34 @@ AT_ONCE = Probe("at once", "several clients at the same time, then what each pri
                 't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str, repeatable=False)
 
 
+class Surveys:
+    """The surveys of the nodes a run checks, all taken at once the first time one is needed:
+    each is a round trip and a connect, and one after the other they added up with the nodes.
+    Each node's survey evidence goes to the first check that needs that node's survey."""
+
+    def __init__(self, hosts: dict[str, Host], names: list[str], fanout: int):
+        self.hosts, self.names, self.fanout = hosts, names, fanout
+        self._lock = threading.Lock()
+        self._evidence: dict[str, list[Evidence]] | None = None
+
+    def evidence_of(self, name: str, log: EvidenceLog) -> list[Evidence]:
+        """The node's survey evidence (once; later calls get none), every survey taken first."""
+        with self._lock:
+            if self._evidence is None:
+                parts = at_once(self.names, lambda node: self.hosts[node].take_survey(), log, self.fanout)
+                self._evidence = {node: part.evidence for node, part in parts.items()}
+            return self._evidence.pop(name, [])
+
+
 def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None = None,
-            record: str | Path | None = None, servers: OwnServers | None = None) -> dict[str, Host]:
-    """A Host for every node of the inventory. Nothing is connected until a command runs."""
+            record: str | Path | None = None, servers: OwnServers | None = None,
+            step: int = FINISHED) -> dict[str, Host]:
+    """A Host for every node of the inventory; the nodes joined at `step` are surveyed together.
+    Nothing is connected until a command runs."""
     ssh = inventory.ssh
     servers = servers or OwnServers()
-    hosts = {}
+    hosts: dict[str, Host] = {}
+    surveys = Surveys(hosts, [node.name for node in inventory.at(step).nodes], ssh.fanout)
     for node in inventory.nodes:
         if replay is not None:
             transport = ReplayTransport(node.name, replay)
@@ -259,7 +291,7 @@ def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None 
         if record is not None and replay is None:
             transport = RecordingTransport(transport, node.name, record, redact=log.redact)
         hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout), servers,
-                                NodePrerequisites(ClusterAtStep(inventory, FINISHED), node))
+                                NodePrerequisites(ClusterAtStep(inventory, FINISHED), node), surveys)
     return hosts
 
 

@@ -11,8 +11,6 @@ import datetime
 import re
 from dataclasses import dataclass
 
-import icalendar
-
 MAX_EVENTS = 10_000
 
 
@@ -29,6 +27,8 @@ class CalendarRow:
 
 
 def parse_calendar(data: bytes) -> list[CalendarRow]:
+    import icalendar   # here: most inventories name no calendar, and the library costs every run's start 25 ms
+
     try:
         calendar = icalendar.Calendar.from_ical(data)
     except Exception as e:  # noqa: BLE001 - the library raises ValueError and others for a broken file

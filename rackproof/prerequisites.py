@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import threading
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Callable, Iterable
@@ -257,16 +258,18 @@ class NodePrerequisites:
         self.survey: Survey | None = None
         self.problem = ""          # why the survey could not be taken or read
         self.asked = False
+        self._lock = threading.Lock()   # checks measured at once ask together: one surveys, the others wait
 
     def take(self, run: Callable[[Command], str]) -> None:
         """Survey the node once: run(command) -> its output (the caller's transport, its evidence)."""
-        if self.asked:
-            return
-        self.asked = True
-        try:
-            self.survey = SURVEY.parse(run(self.command), {})
-        except (NodeUnreachable, NoAnswer, ReplayError, ParseError) as e:   # nothing known
-            self.problem = one_line(str(e)) or type(e).__name__
+        with self._lock:
+            if self.asked:
+                return
+            self.asked = True
+            try:
+                self.survey = SURVEY.parse(run(self.command), {})
+            except (NodeUnreachable, NoAnswer, ReplayError, ParseError) as e:   # nothing known
+                self.problem = one_line(str(e)) or type(e).__name__
 
     def lacking(self, probes: Iterable[Probe], commands: Iterable[str]) -> Finding | None:
         """The first thing the node lacks that one of `probes` needs, or that running `commands`
