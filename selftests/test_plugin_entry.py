@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,20 @@ def collected(cwd, *args: str, env=None) -> list[str]:
 
 def test_the_plugin_is_registered_by_its_entry_point():
     assert "rackproof.plugin" in {ep.value for ep in entry_points(group="pytest11")}
+
+
+def test_fixtures_names_every_fixture_of_the_plugin():
+    """fixtures/ is where a newcomer looks: it re-exports each fixture a check can ask for."""
+    from _pytest.fixtures import FixtureFunctionDefinition
+
+    import fixtures
+    import rackproof.plugin
+
+    def named(module) -> set[str]:
+        return {n for n, v in vars(module).items() if isinstance(v, FixtureFunctionDefinition) and not n.startswith("_")}
+
+    assert Path(fixtures.__file__).parent == REPO / "fixtures"
+    assert named(rackproof.plugin) and named(fixtures) == named(rackproof.plugin)
 
 
 def test_the_inventory_option_is_known_in_a_folder_without_conftest(tmp_path):
