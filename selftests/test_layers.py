@@ -1,0 +1,44 @@
+"""The layers pyproject.toml's [tool.importlinter] keeps apart, as scripts/selftest.sh checks
+them: the checkout keeps every contract, and each contract breaks on an import planted against
+it in a copy of the package, naming that import."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    """lint-imports on the rackproof package under `root`, with the repo's contracts."""
+    return subprocess.run([str(LINT), "--no-cache", "--config", str(REPO / "pyproject.toml")], cwd=root,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_checkout_keeps_every_contract():
+    run = lint(REPO)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Contracts: 3 kept, 0 broken." in run.stdout
+
+
+@pytest.mark.parametrize("planted, source, broken", [
+    ("rackproof/report/planted.py", "from ..sim import netns\n", "the product never imports the simulator"),
+    ("rackproof/inventory_planted.py", "import pytest\n", "the library never imports pytest"),
+    ("rackproof/probes/planted.py", "from .. import checks\n", "probes import nothing from the checks or the plugin"),
+], ids=["product imports sim", "library imports pytest", "probe imports checks"])
+def test_an_import_against_a_contract_breaks_it(tmp_path, planted, source, broken):
+    shutil.copytree(REPO / "rackproof", tmp_path / "rackproof", ignore=shutil.ignore_patterns("__pycache__", "suite"))
+    (tmp_path / planted).write_text(source)
+    run = lint(tmp_path)
+    module = planted.removesuffix(".py").replace("/", ".")
+    assert run.returncode == 1, run.stdout
+    assert "Contracts: 2 kept, 1 broken." in run.stdout
+    assert f"{broken}" in run.stdout.split("Broken contracts")[1]
+    assert f"{module} -> " in run.stdout
