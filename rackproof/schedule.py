@@ -60,17 +60,25 @@ def holding(directory: Path, names: Sequence[str], shared: bool = False, wait: f
     deadline = time.monotonic() + wait
     try:
         for name in sorted(set(names)):
-            handles.append(_opened(directory, name))
-            fd = handles[-1]
             while True:
-                try:
-                    fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                handles.append(_opened(directory, name))
+                fd = handles[-1]
+                while True:
+                    try:
+                        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() > deadline:
+                            raise LockBusy(f"the lock of {name} in {directory} was not free within {wait:g} s: "
+                                           "another run on this cluster (or a stuck one) holds it") from None
+                        time.sleep(0.05)
+                if _still_there(directory / f"{name}.lock", fd):
                     break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise LockBusy(f"the lock of {name} in {directory} was not free within {wait:g} s: "
-                                       "another run on this cluster (or a stuck one) holds it") from None
-                    time.sleep(0.05)
+                # the run that held it removed the idle folder meanwhile: a lock on a removed file
+                # keeps no one out, so the file that is there now is taken
+                handles.pop()
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
         yield
     finally:
         for fd in reversed(handles):
@@ -95,6 +103,16 @@ def _opened(directory: Path, name: str) -> int:
     if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) != mode:
         os.fchmod(fd, mode)   # the umask took the group's bits away
     return fd
+
+
+def _still_there(path: Path, fd: int) -> bool:
+    """Whether the lock file open as `fd` is still the one at `path`."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
 def remove_when_idle(directory: Path) -> None:

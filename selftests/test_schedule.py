@@ -4,6 +4,7 @@ apart."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections import Counter
@@ -118,3 +119,38 @@ def test_no_lock_is_waited_on_past_its_bound(tmp_path):
         assert time.monotonic() - started < 5
     with holding(tmp_path, ["thor-1"], wait=0.3):   # free again: taken at once
         pass
+
+
+def test_a_lock_whose_file_another_run_removed_while_it_waited_is_taken_on_the_file_there_now(tmp_path):
+    """A run waits on @rack while another holds it and then removes the idle folder: the waiter
+    must not hold a lock on the removed file (a third run would take the new one beside it)."""
+    locks = tmp_path / "locks"
+    events = []
+    first_holds, first_done = threading.Event(), threading.Event()
+
+    def first():
+        with holding(locks, [WHOLE_RACK]):
+            first_holds.set()
+            time.sleep(0.3)                 # the waiter has opened the file and waits on it
+            shutil.rmtree(locks)            # as remove_when_idle does, holding it alone
+        first_done.set()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    first_holds.wait(5)
+    with holding(locks, [WHOLE_RACK], wait=5):
+        events.append("second holds")
+        third = threading.Thread(target=lambda: _try(locks, events))
+        third.start()
+        third.join(5)
+    thread.join(5)
+    assert first_done.is_set()
+    assert events == ["second holds", "third kept out"]
+
+
+def _try(locks, events):
+    try:
+        with holding(locks, [WHOLE_RACK], wait=0.3):
+            events.append("third holds beside the second")
+    except LockBusy:
+        events.append("third kept out")
