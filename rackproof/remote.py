@@ -55,12 +55,14 @@ class ChannelRefused(NoAnswer):
 
 class ConnectionLost(NoAnswer):
     """The connection dropped while a command ran that is not safe to run twice (a server
-    started, a lane taken down): reported as that command's failure, never run again blindly."""
+    started, a lane taken down), or under one that only reads both times it ran: reported as
+    that command's failure, never run again blindly."""
 
-    def __init__(self, node: str, command: str, reason: str):
-        self.node, self.command, self.reason = node, command, reason
+    def __init__(self, node: str, command: str, reason: str, again: bool = False):
+        self.node, self.command, self.reason, self.again = node, command, reason, again
         super().__init__(f"{node}: the SSH connection dropped while `{command}` ran ({reason}); "
-                         "not run again, as it is not safe to repeat")
+                         + ("it dropped again when it ran once more on a fresh connection" if again
+                            else "not run again, as it is not safe to repeat"))
 
 
 class CommandTimeout(NoAnswer):
@@ -376,7 +378,7 @@ class SshTransport:
                     if transport is None or not transport.is_active():
                         self._forget(conn)
                     if not repeatable or any("ran again" in n for n in notes):
-                        raise ConnectionLost(self.node, command, reason) from None
+                        raise ConnectionLost(self.node, command, reason, again=repeatable) from None
                     notes.append(f"the connection dropped while it ran ({reason}); ran again")
                     continue
                 finally:
@@ -390,6 +392,7 @@ class SshTransport:
         The suite's requests only ask (models, health, a short chat): one whose tunnel died under
         it is sent once more on a fresh connection."""
         import paramiko
+        from invoke.exceptions import ThreadException
 
         target = urlsplit(request.url)
         for again in (False, True):
@@ -402,18 +405,21 @@ class SshTransport:
                 with conn.forward_local(local_port, remote_port=target.port or 80, remote_host=target.hostname,
                                         local_host="127.0.0.1"):
                     response = exchange(request, timeout, via=("127.0.0.1", local_port))
-            except TimeoutError:  # the HTTP answer was late: not a connection problem
-                raise
+            except TimeoutError:  # the HTTP answer was late: a connection problem only if the connection died
+                if _alive(conn):
+                    raise
             except (OSError, EOFError, paramiko.SSHException) as e:
                 reason = _ssh_reason(e, self.connect_timeout)
-            transport = conn.client.get_transport()
-            if transport is not None and transport.is_active():
+            except ThreadException as e:   # the forward's own thread saw its SSH session end: fabric raises
+                # it on leaving the tunnel, in place of what the request raised
+                reason = _ssh_reason(e.exceptions[0].value, self.connect_timeout) if e.exceptions else reason
+            if _alive(conn):
                 if response is not None:
                     return response
                 raise ConnectionLost(self.node, request.describe(), reason)   # the forward failed
             self._forget(conn)
             if again:
-                raise ConnectionLost(self.node, request.describe(), reason)
+                raise ConnectionLost(self.node, request.describe(), reason, again=True)
 
     def close(self) -> None:
         with self._lock:
@@ -440,6 +446,11 @@ def _drained(channel, deadline: float) -> tuple[str, str]:
             if remaining <= 0:
                 raise TimeoutError
             select.select([channel], [], [], min(remaining, 0.5))
+
+
+def _alive(conn) -> bool:
+    transport = conn.client.get_transport()
+    return transport is not None and transport.is_active()
 
 
 def _ssh_reason(e: Exception, connect_timeout: float) -> str:

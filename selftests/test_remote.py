@@ -1,5 +1,6 @@
 """The runner: evidence for every command, timeouts, unreachable nodes, record and replay."""
 
+import contextlib
 import re
 import socket
 import threading
@@ -7,7 +8,9 @@ import time
 
 import pytest
 
-from rackproof.remote import (CommandTimeout, EvidenceLog, LocalTransport, NodeUnreachable, Remote,
+from paramiko import SSHException
+
+from rackproof.remote import (CommandTimeout, ConnectionLost, EvidenceLog, LocalTransport, NodeUnreachable, Remote,
                               SshTransport)
 from rackproof.replay import Recording, RecordingTransport, ReplayError, ReplayTransport, command_key
 
@@ -159,3 +162,66 @@ def test_checks_after_the_one_that_found_a_node_unreachable_say_since_when(tmp_p
     assert re.search(r"thor-9 is unreachable: .* \(declared at \d\d:\d\d:\d\d; not tried again in this run\)$",
                      str(later.value)), str(later.value)
     assert later.value.reason == first.value.reason
+
+
+class _Transport:
+    def __init__(self, alive: bool):
+        self.alive = alive
+
+    def is_active(self) -> bool:
+        return self.alive
+
+
+class _Tunnelled:
+    """A fabric Connection whose forward ends as `ends` says: the request's answer comes back, or
+    the SSH session under the tunnel closes while the request waits (fabric then raises its
+    ThreadException on leaving the forward, and the connection is dead)."""
+
+    def __init__(self, ends: str):
+        self.ends = ends
+        self.client = type("Client", (), {"get_transport": lambda _: _Transport(ends != "session closed")})()
+
+    @contextlib.contextmanager
+    def forward_local(self, *args, **kwargs):
+        try:
+            yield
+        finally:   # as fabric's: whatever the request raised, the tunnel's thread speaks last
+            if self.ends == "session closed":
+                from invoke.exceptions import ThreadException
+                from invoke.util import ExceptionWrapper
+                raise ThreadException([ExceptionWrapper({}, SSHException, SSHException("SSH session not active"),
+                                                        None)])
+
+
+def _answered_through(monkeypatch, ends: list[str], late: bool = False):
+    """SshTransport.http over connections that end as `ends` says, one per connect; the answers
+    of the request itself (exchange) are made here."""
+    from rackproof import remote
+    from rackproof.http import HttpRequest, HttpResponse
+
+    def exchange(request, timeout, via):
+        if late or conns[-1].ends == "session closed":
+            raise TimeoutError(f"no complete answer within {timeout:g} s")
+        return HttpResponse(200, "ok", None, 0.01)
+
+    conns: list[_Tunnelled] = []
+    transport = SshTransport("thor-1", "thor-1", "nvidia", 5.0)
+    monkeypatch.setattr(remote, "exchange", exchange)
+    monkeypatch.setattr(transport, "_connection", lambda notes: conns.append(_Tunnelled(ends[len(conns)])) or conns[-1])
+    monkeypatch.setattr(transport, "_forget", lambda conn: None)
+    return transport.http(HttpRequest("GET", "http://127.0.0.1:8080/v1/models"), 10.0), len(conns)
+
+
+def test_a_request_whose_tunnel_closed_under_it_is_sent_again_on_a_fresh_connection(monkeypatch):
+    response, connects = _answered_through(monkeypatch, ["session closed", "answered"])
+    assert response.status == 200 and connects == 2
+
+
+def test_a_request_whose_tunnel_closed_twice_is_a_connection_lost_not_a_verdict(monkeypatch):
+    with pytest.raises(ConnectionLost, match=r"\(SSH session not active\); it dropped again when it ran once more"):
+        _answered_through(monkeypatch, ["session closed", "session closed"])
+
+
+def test_a_late_answer_on_a_live_connection_stays_a_late_answer(monkeypatch):
+    with pytest.raises(TimeoutError, match="no complete answer within 10 s"):
+        _answered_through(monkeypatch, ["answered"], late=True)
