@@ -60,7 +60,8 @@ def removed(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-# made by root when rackproof is installed on a shared controller (docs/install.md):
+# made by root when rackproof is installed on a shared controller (scripts/setup.sh, the README's
+# "Before the first run"):
 # root:rackproof, mode 2770 (setgid: what is made in it is the group's)
 CONTROLLER_LOCKS = Path("/var/lib/rackproof/locks")
 
@@ -130,7 +131,8 @@ def _controller_group() -> int:
     st = os.lstat(CONTROLLER_LOCKS)
     if not os.access(CONTROLLER_LOCKS, os.W_OK | os.X_OK):
         raise RunFolderError(f"{CONTROLLER_LOCKS} keeps the runs of this controller's operators apart, and uid "
-                             f"{os.geteuid()} may not write to it: ask to be added to its group {_group_name(st.st_gid)}")
+                             f"{os.geteuid()} may not write to it: ask to be added to its group "
+                             f"{_group_name(st.st_gid)}")
     return st.st_gid
 
 

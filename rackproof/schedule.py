@@ -60,30 +60,45 @@ def holding(directory: Path, names: Sequence[str], shared: bool = False, wait: f
     deadline = time.monotonic() + wait
     try:
         for name in sorted(set(names)):
-            while True:
-                handles.append(_opened(directory, name))
-                fd = handles[-1]
-                while True:
-                    try:
-                        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() > deadline:
-                            raise LockBusy(f"the lock of {name} in {directory} was not free within {wait:g} s: "
-                                           "another run on this cluster (or a stuck one) holds it") from None
-                        time.sleep(0.05)
-                if _still_there(directory / f"{name}.lock", fd):
-                    break
-                # the run that held it removed the idle folder meanwhile: a lock on a removed file
-                # keeps no one out, so the file that is there now is taken
-                handles.pop()
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                os.close(fd)
+            handles.append(_locked(directory, name, shared, deadline, wait))
         yield
     finally:
         for fd in reversed(handles):
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+
+def _locked(directory: Path, name: str, shared: bool, deadline: float, wait: float) -> int:
+    """The lock file of `name`, open and locked; LockBusy past the deadline. A lock on a file the
+    holder removed meanwhile (an idle folder: remove_when_idle) keeps no one out: the file that is
+    there now is taken instead."""
+    while True:
+        fd = _opened(directory, name)
+        try:
+            free = _waited_for(fd, shared, deadline)
+        except BaseException:      # Ctrl-C while waiting: nothing is held
+            os.close(fd)
+            raise
+        if not free:
+            os.close(fd)
+            raise LockBusy(f"the lock of {name} in {directory} was not free within {wait:g} s: "
+                           "another run on this cluster (or a stuck one) holds it")
+        if _still_there(directory / f"{name}.lock", fd):
+            return fd
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _waited_for(fd: int, shared: bool, deadline: float) -> bool:
+    """Whether the lock on `fd` was taken before the deadline."""
+    while True:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
 
 
 def _opened(directory: Path, name: str) -> int:

@@ -19,8 +19,8 @@ import pytest
 from . import evidence, options, params, report, scheduling
 from .evidence import guards, measure, warn, _collect_evidence  # noqa: F401  (fixtures: found on this module)
 from .params import (  # noqa: F401
-    _whole_rack, agent, at_once, bond_pair, bonded_node, cluster_network, cluster_node, cx7, cx7_cluster, cx7_node, cx7_pair,
-    cx7_ssh_pair, engine, every_node, evidence_log, hosts, inventory, kept, lane, link_pair, load_ledger, loaded_lane,
+    _whole_rack, agent, at_once, bond_pair, bonded_node, cluster_network, cluster_node, cx7, cx7_cluster, cx7_node,
+    cx7_pair, cx7_ssh_pair, engine, every_node, evidence_log, hosts, inventory, kept, lane, link_pair, load_ledger, loaded_lane,
     local_and_remote, network_node,
     node, node_locks, pair, routed_engine, slurm_controller, sparkrun_fabric, sparkrun_head, ssh_mesh,
     sparkrun_image, sparkrun_node)
