@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.throughput import TESTS, bound  # noqa: E402
-from rackproof.sim.profiles import generated_name  # noqa: E402
-from rackproof.sim.rack import Rack  # noqa: E402
+from rackproof_sim.profiles import generated_name  # noqa: E402
+from rackproof_sim.rack import Rack  # noqa: E402
 
 PEERS = Path("/opt/rackproof/bench-peers")          # scripts/setup.sh: pytest-testinfra with paramiko
 SAME_CHECKS = "test_lane_speed or test_hostname_is_the_inventory_name or test_passwordless_ssh"

@@ -31,7 +31,7 @@ from rackproof.inventory import FINISHED, load_inventory  # noqa: E402
 from rackproof.kinds import rounds  # noqa: E402
 from rackproof.host import BATCH  # noqa: E402
 from rackproof.probes.iperf import WARM_UP_SECONDS  # noqa: E402
-from rackproof.sim.rack import Rack  # noqa: E402
+from rackproof_sim.rack import Rack  # noqa: E402
 
 TESTS = "tests_network/test_throughput.py"
 THROUGHPUT_CHECKS = ("test_iperf3_one_stream", "test_iperf3_bonded_four_streams")

@@ -109,11 +109,11 @@ def _walk(definition: ast.AST):
 
 @cache
 def _methods() -> dict[str, list[Ref]]:
-    """Method name -> every library class's method of that name (the simulator's left out)."""
+    """Method name -> every library class's method of that name (the suite's own files left out)."""
     found: dict[str, list[Ref]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE).with_suffix("").parts
-        if parts[0] in ("sim", "suite"):
+        if parts[0] == "suite":
             continue
         name = ".".join((rackproof.__name__, *parts)).removesuffix(".__init__")
         for definition in _module(name).defs:

@@ -1,6 +1,7 @@
 """`rackproof ...`: inventory checks, the commands the suite runs on nodes, snapshots of a cluster
 and what changed between two, a first inventory discovered from the nodes, a run's signed bundle
-for the ticket and its check, the run history, the simulated rack."""
+for the ticket and its check, the run history; and the commands of packages that add their own
+(the simulated rack's `rackproof sim`, from rackproof-sim)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import functools
 import json
 import os
 import sys
+from importlib.metadata import EntryPoint, entry_points
 
 from . import exitstatus
 from .inventory import MAX_CONNECT_SECONDS, InventoryError, load_inventory, printable
-from .sim.cli import add_parser as add_sim_parser
 from .userinput import finite_number
 
 
@@ -321,11 +322,37 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the last N runs of each figure (default 20)")
     trends.set_defaults(func=_history)
 
-    add_sim_parser(commands)
+    for name, entry in sorted(_added_commands().items()):
+        installed = entry is not None and entry.dist is not None
+        commands.add_parser(name, help=entry.dist.metadata["Summary"] if installed else f"not installed: {ADDED[name]}")
     return parser
 
 
+# Commands another package adds (its entry point: NAME = "module:main", main(argv) -> exit status),
+# loaded only when asked for, so that nothing of the package is imported otherwise. Only the
+# names the product knows of: an installed package cannot take the place of a command.
+COMMANDS_GROUP = "rackproof.commands"
+ADDED = {"sim": "the simulated bench rack is the package rackproof-sim: `pip install ./rackproof-sim` in a "
+                "rackproof checkout (scripts/setup.sh installs it)"}
+
+
+def _added_commands() -> dict[str, EntryPoint | None]:
+    found = {entry.name: entry for entry in entry_points(group=COMMANDS_GROUP)}
+    return {name: found.get(name) for name in ADDED}
+
+
+def _run_added(name: str, entry: EntryPoint | None, argv: list[str]) -> int:
+    if entry is None:
+        print(f"rackproof {name}: not installed: {ADDED[name]}", file=sys.stderr)
+        return 1
+    return entry.load()(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    added = _added_commands()
+    if argv and argv[0] in added:   # its own parser reads the rest, --help too
+        return _run_added(argv[0], added[argv[0]], argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

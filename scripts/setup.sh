@@ -42,6 +42,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # (pip's "Location ... is ignored" lines come from this machine's pip.conf, not from us)
 .venv/bin/pip install -q --disable-pip-version-check -e '.[test]' 2> >(grep -v 'is ignored' >&2) >/dev/null
+# the simulated rack (`rackproof sim`, the selftests' racks) is a distribution of its own: a site's
+# controller installs rackproof alone
+.venv/bin/pip install -q --disable-pip-version-check -e ./rackproof-sim 2> >(grep -v 'is ignored' >&2) >/dev/null
 # sparkrun (the Spark clusters' launcher, run on the simulated spark2's head node) needs Python
 # 3.12, which Debian 12 does not package: found on PATH or under pyenv, never assumed. Its
 # environment goes where the simulated nodes see it (they have /tmp, /home and /run of their own).

@@ -1,4 +1,4 @@
-"""Helpers for selftests that need a simulated rack (rackproof.sim): bring one up under a name
+"""Helpers for selftests that need a simulated rack (rackproof_sim): bring one up under a name
 of its own, run commands on the controller (bench namespace) and on nodes over real SSH, plant
 faults, and take snapshots of what a rack must leave untouched.
 
@@ -23,10 +23,10 @@ from typing import Iterator
 
 import pytest
 
-from rackproof.sim import faults
-from rackproof.sim.netns import list_netns
-from rackproof.sim.rack import Rack
-from rackproof.sim.state import RackState
+from rackproof_sim import faults
+from rackproof_sim.netns import list_netns
+from rackproof_sim.rack import Rack
+from rackproof_sim.state import RackState
 
 TOOLS = ("ip", "tc", "iperf3", "ssh", "ssh-keygen", "unshare", "nsenter", "setpriv", "curl", "sudo")
 

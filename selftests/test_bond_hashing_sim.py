@@ -15,7 +15,7 @@ import time
 import pytest
 
 from rackproof import bondhash
-from rackproof.sim.profiles import thor5
+from rackproof_sim.profiles import thor5
 
 from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite

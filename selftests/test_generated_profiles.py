@@ -9,12 +9,12 @@ import argparse
 import pytest
 
 from rackproof.inventory import load_inventory
-from rackproof.sim import cli
-from rackproof.sim.netns import neighbour_entries
-from rackproof.sim.profiles import CARRIES_MBIT, SCALE, generate, generated_name, get_profile, thor5
-from rackproof.sim.rack import inventory_toml
-from rackproof.sim.state import RackState
-from rackproof.sim.util import SimError
+from rackproof_sim import cli
+from rackproof_sim.netns import neighbour_entries
+from rackproof_sim.profiles import CARRIES_MBIT, SCALE, generate, generated_name, get_profile, thor5
+from rackproof_sim.rack import inventory_toml
+from rackproof_sim.state import RackState
+from rackproof_sim.util import SimError
 
 
 def test_a_generated_thor_rack_follows_thor5s_rules():

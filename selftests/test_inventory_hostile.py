@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, assume, event, given, settings, strategies a
 from rackproof import tomltext
 from rackproof.inventory import (Agent, Bond, Cluster, Cx7Interface, Engine, Expect, Inventory, InventoryError, Lane,
                                  Node, SshSettings, Switch, load_inventory, parse_inventory)
-from rackproof.sim.profiles import PROFILES
-from rackproof.sim.rack import calendar_ics, inventory_toml
-from rackproof.sim.state import RackState
+from rackproof_sim.profiles import PROFILES
+from rackproof_sim.rack import calendar_ics, inventory_toml
+from rackproof_sim.state import RackState
 from selftests.suite import EXAMPLES, REPLAYS, run_suite
 
 THOR5 = (EXAMPLES / "thor5.toml").read_text()

@@ -16,9 +16,11 @@ LINT = Path(sys.executable).with_name("lint-imports")
 
 
 def lint(root: Path) -> subprocess.CompletedProcess:
-    """lint-imports on the rackproof package under `root`, with the repo's contracts."""
+    """lint-imports on the rackproof and rackproof_sim packages under `root` (as in the checkout:
+    the simulator in rackproof-sim/), with the repo's contracts."""
+    path = f"{root}:{root / 'rackproof-sim'}"
     return subprocess.run([str(LINT), "--no-cache", "--config", str(REPO / "pyproject.toml")], cwd=root,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"},
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
                           capture_output=True, text=True, timeout=120)
 
 
@@ -29,12 +31,14 @@ def test_the_checkout_keeps_every_contract():
 
 
 @pytest.mark.parametrize("planted, source, broken", [
-    ("rackproof/report/planted.py", "from ..sim import netns\n", "the product never imports the simulator"),
+    ("rackproof/report/planted.py", "from rackproof_sim import netns\n", "the product never imports the simulator"),
     ("rackproof/inventory_planted.py", "import pytest\n", "the library never imports pytest"),
     ("rackproof/probes/planted.py", "from .. import checks\n", "probes import nothing from the checks or the plugin"),
 ], ids=["product imports sim", "library imports pytest", "probe imports checks"])
 def test_an_import_against_a_contract_breaks_it(tmp_path, planted, source, broken):
-    shutil.copytree(REPO / "rackproof", tmp_path / "rackproof", ignore=shutil.ignore_patterns("__pycache__", "suite"))
+    ignore = shutil.ignore_patterns("__pycache__", "suite")
+    shutil.copytree(REPO / "rackproof", tmp_path / "rackproof", ignore=ignore)
+    shutil.copytree(REPO / "rackproof-sim", tmp_path / "rackproof-sim", ignore=ignore)
     (tmp_path / planted).write_text(source)
     run = lint(tmp_path)
     module = planted.removesuffix(".py").replace("/", ".")

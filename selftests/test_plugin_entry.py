@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -19,9 +20,9 @@ from selftests.suite import REPLAYS, REPO
 SUITE = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
 
 
-def collected(cwd, *args: str, env=None) -> list[str]:
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, env=env)
+def collected(cwd, *args: str, python: str = sys.executable) -> list[str]:
+    proc = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ids = [line.rpartition("/")[2] for line in proc.stdout.splitlines() if "::" in line]
     assert ids, proc.stdout
@@ -97,10 +98,12 @@ def test_every_spark_check_has_its_step():
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """rackproof as `pip install .` leaves it: a wheel built from a copy of the checkout (the
-    build writes build/ next to the sources; no download, no build isolation) installed into a
-    folder that comes first on the path."""
+def installed(tmp_path_factory) -> Path:
+    """rackproof as `pip install .` leaves it on a site's controller, alone: a wheel built from a
+    copy of the checkout (the build writes build/ next to the sources; no download, no build
+    isolation) installed into a fresh virtual environment that reaches this one's dependencies
+    (pytest, fabric, pydantic...) but neither rackproof nor the simulator, rackproof-sim.
+    Its Python is returned."""
     tmp = tmp_path_factory.mktemp("installed")
     tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
                              capture_output=True, text=True, check=True)
@@ -112,10 +115,32 @@ def installed(tmp_path_factory):
     subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp / "wheel"),
                     str(tmp / "src")], check=True, capture_output=True, timeout=300)
     (wheel,) = (tmp / "wheel").glob("rackproof-*.whl")
-    subprocess.run([*pip, "install", "--no-deps", "--no-index", "--target", str(tmp / "site"), str(wheel)],
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    ours = Path(sysconfig.get_paths()["purelib"])
+    for entry in ours.iterdir():
+        if not entry.name.lower().startswith(("rackproof", "__editable__", "pip")):
+            (site / entry.name).symlink_to(entry)
+    subprocess.run([*pip, "--python", str(python), "install", "--no-deps", "--no-index", str(wheel)],
                    check=True, capture_output=True, timeout=300)
-    shutil.rmtree(tmp / "site" / "bin", ignore_errors=True)
-    return {**os.environ, "PYTHONPATH": str(tmp / "site")}
+    return python
+
+
+def test_installed_alone_the_product_has_no_simulator_and_says_how_to_get_it(installed, tmp_path):
+    imported = subprocess.run([installed, "-c", "import sys, rackproof.plugin, rackproof.cli; rackproof.cli.build_parser(); "
+                               "print(sorted(m for m in sys.modules if m.startswith('rackproof_sim')))"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert imported.stdout == "[]\n", imported.stdout + imported.stderr
+    command = installed.with_name("rackproof")
+    sim = subprocess.run([command, "sim", "up", "thor5"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (sim.returncode, sim.stdout) == (1, "")
+    assert sim.stderr == ("rackproof sim: not installed: the simulated bench rack is the package rackproof-sim: "
+                          "`pip install ./rackproof-sim` in a rackproof checkout (scripts/setup.sh installs it)\n")
+    listed = subprocess.run([command, "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout
+    assert "not installed: the simulated bench rack" in listed
 
 
 def test_installed_the_same_command_runs_the_suite_from_any_folder(installed, tmp_path):
@@ -124,16 +149,17 @@ def test_installed_the_same_command_runs_the_suite_from_any_folder(installed, tm
     anywhere = tmp_path / "anywhere"
     anywhere.mkdir()
     # the suite that runs is the installed copy, read with its own pytest.ini
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", f"--inventory={elsewhere}"],
-                          cwd=anywhere, capture_output=True, text=True, timeout=120, env=installed)
-    site = installed["PYTHONPATH"]
-    assert f"rootdir: {site}/rackproof/suite" in proc.stdout and "configfile: pytest.ini" in proc.stdout, proc.stdout
-    assert collected(anywhere, f"--inventory={elsewhere}", "--step", "3", env=installed) == in_checkout
-    assert collected(anywhere, "--inventory", str(elsewhere), "--step", "3", env=installed) == in_checkout
+    proc = subprocess.run([installed, "-m", "pytest", "--collect-only", f"--inventory={elsewhere}"],
+                          cwd=anywhere, capture_output=True, text=True, timeout=120)
+    site = subprocess.run([installed, "-c", "import rackproof; print(rackproof.__file__)"], cwd=anywhere,
+                          capture_output=True, text=True, check=True).stdout.strip().removesuffix("/__init__.py")
+    assert f"rootdir: {site}/suite" in proc.stdout and "configfile: pytest.ini" in proc.stdout, proc.stdout
+    assert collected(anywhere, f"--inventory={elsewhere}", "--step", "3", python=installed) == in_checkout
+    assert collected(anywhere, "--inventory", str(elsewhere), "--step", "3", python=installed) == in_checkout
 
 
 def test_installed_a_run_from_another_folder_leaves_its_report_there(installed, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--replay", str(REPLAYS / "thor5-healthy")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=installed)
+    proc = subprocess.run([installed, "-m", "pytest", "-q", "--replay", str(REPLAYS / "thor5-healthy")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "verdict: ACCEPTED" in proc.stdout, proc.stdout + proc.stderr
     assert len(list((tmp_path / "reports").glob("*-thor-shelf/report.html"))) == 1

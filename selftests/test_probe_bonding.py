@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave, parse_bonding, render_bonding
+from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave, parse_bonding
+from rackproof_sim.formats.bonding import render_bonding
 from selftests.robustness import sample
 
 

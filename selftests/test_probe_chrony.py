@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.chrony import parse_tracking, render_tracking
+from rackproof.probes.chrony import parse_tracking
+from rackproof_sim.formats.chrony import render_tracking
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -38,8 +38,8 @@ from rackproof.inventory import Expect
 from rackproof.linkhealth import LoadLedger, fail_on_errors, since_load
 from rackproof.probes import ParseError
 from rackproof.probes.counters import (
-    DRIVER, DRIVERS, LaneErrors, lane_errors, parse_bytes, parse_ethtool_driver, parse_ethtool_stats,
-    render_ethtool_stats)
+    DRIVER, DRIVERS, LaneErrors, lane_errors, parse_bytes, parse_ethtool_driver, parse_ethtool_stats)
+from rackproof_sim.formats.counters import render_ethtool_stats
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.docker import IMAGE_ID, Image, parse_image_id, render_image_id, render_no_access
+from rackproof.probes.docker import IMAGE_ID, Image, parse_image_id
+from rackproof_sim.formats.docker import render_image_id, render_no_access
 
 SAMPLES = Path(__file__).parent / "samples"
 

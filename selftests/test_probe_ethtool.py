@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.ethtool import LinkInfo, parse_ethtool, render_ethtool
+from rackproof.probes.ethtool import LinkInfo, parse_ethtool
+from rackproof_sim.formats.ethtool import render_ethtool
 from selftests.robustness import sample
 
 THOR = "ethtool_multiple_ifnames_only_first_printed_thor.txt"

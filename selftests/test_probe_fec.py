@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.fec import FecInfo, normalize_fec_mode, parse_fec, render_fec
+from rackproof.probes.fec import FecInfo, normalize_fec_mode, parse_fec
+from rackproof_sim.formats.fec import render_fec
 from selftests.robustness import sample
 
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.ibdev2netdev import RdmaMap, parse_ibdev2netdev, render_ibdev2netdev, twins
+from rackproof.probes.ibdev2netdev import RdmaMap, parse_ibdev2netdev, twins
+from rackproof_sim.formats.ibdev2netdev import render_ibdev2netdev
 
 SAMPLES = Path(__file__).parent / "samples"
 SPARK = "ibdev2netdev_dgx_spark.txt"

@@ -20,8 +20,9 @@ from hypothesis import given, settings, strategies as st
 from rackproof.probes import ParseError
 from rackproof.probes.jetson import (
     ClockRange, L4TRelease, PowerMode, DPKG_VERSIONS, parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release,
-    parse_nvpmodel, render_jetson_clocks,
-    render_dpkg_versions, render_nv_tegra_release, render_nvpmodel)
+    parse_nvpmodel)
+from rackproof_sim.formats.jetson import (
+    render_dpkg_versions, render_jetson_clocks, render_nv_tegra_release, render_nvpmodel)
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.nccl import NcclResult, NcclRow, parse_nccl, render_nccl
+from rackproof.probes.nccl import NcclResult, NcclRow, parse_nccl
+from rackproof_sim.formats.nccl import render_nccl
 from selftests.robustness import sample
 
 SPARK_ALL_GATHER = "nccl_all_gather_dgx_spark_2node_good.txt"

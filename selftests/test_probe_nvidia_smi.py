@@ -13,8 +13,8 @@ from hypothesis import assume, given, settings, strategies as st
 
 from rackproof.probes import ParseError
 from rackproof.probes.nvidia_smi import (
-    GPUS, Gpu, NvidiaSmiBanner, parse_gpus, parse_nvidia_smi_banner, parse_nvidia_smi_query, render_nvidia_smi_banner,
-    render_nvidia_smi_query)
+    GPUS, Gpu, NvidiaSmiBanner, parse_gpus, parse_nvidia_smi_banner, parse_nvidia_smi_query)
+from rackproof_sim.formats.nvidia_smi import render_nvidia_smi_banner, render_nvidia_smi_query
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw, render_ib_write_bw
+from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
+from rackproof_sim.formats.perftest import render_ib_write_bw
 from selftests.robustness import sample
 
 DGX_SPARK_CLIENT = "ib_write_bw_dgx_spark_client_run_infinitely.txt"

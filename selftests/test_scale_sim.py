@@ -66,7 +66,7 @@ def test_one_key_removed_fails_exactly_its_pair_and_a_node_out_of_reach_costs_on
 
 
 def test_a_healthy_mesh_of_16_passes_on_the_stock_sshd_limits(pytester):
-    # every node's sshd at OpenSSH's MaxStartups 10:30:100 and MaxSessions 10 (rackproof.sim.node):
+    # every node's sshd at OpenSSH's MaxStartups 10:30:100 and MaxSessions 10 (rackproof_sim.node):
     # the fan-out stays under them, so no login is shed
     with SimRack("thor-n16") as rack:
         run = mesh(pytester, rack)

@@ -5,8 +5,8 @@ import re
 import subprocess
 import sys
 
-from rackproof.sim import faults
-from rackproof.sim.cli import FAULT_HELP
+from rackproof_sim import faults
+from rackproof_sim.cli import FAULT_HELP
 
 # "  KIND ARGS   what it does": a kind, then its arguments or the column gap; section titles
 # ("step 9 (thor5: ...):") are not kinds

@@ -1,4 +1,4 @@
-"""Bringing simulated racks up and down (rackproof.sim): `down` leaves the host exactly as it
+"""Bringing simulated racks up and down (rackproof_sim): `down` leaves the host exactly as it
 was (namespaces, processes, /etc, /home), also after a crashed `up`; a second `up` leaves a
 running rack alone; `run` always takes its rack down and exits with pytest's status; the CLI
 reports errors as one line.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.sim.state import RackState
+from rackproof_sim.state import RackState
 from selftests.simrack import SimRack, compare, rack_marks, snapshot, unique_name
 
 pytestmark = rack_marks()
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def cli(*args: str, timeout: float = 60, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
     env = dict(env or os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "rackproof.sim.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "rackproof_sim.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=env)
 
 
@@ -64,9 +64,9 @@ def test_down_stops_a_monitor_that_up_never_recorded():
     # an `up` killed right after starting the bond monitor leaves no pid in the rack's state
     name = unique_name("mon")
     monitor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                                "rackproof.sim.monitor", "--name", name])
+                                "rackproof_sim.monitor", "--name", name])
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                              "rackproof.sim.monitor", "--name", name + "x"])
+                              "rackproof_sim.monitor", "--name", name + "x"])
     try:
         down = cli("down", "--name", name)
         assert down.returncode == 0 and f"monitor {monitor.pid}" in down.stdout, down.stdout
@@ -81,7 +81,7 @@ def test_down_stops_a_monitor_that_up_never_recorded():
 def test_down_cleans_up_after_a_crashed_up():
     name = unique_name("cr")
     before = snapshot(name)
-    proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "up", "thor5", "--name", name],
+    proc = subprocess.Popen([sys.executable, "-m", "rackproof_sim.cli", "up", "thor5", "--name", name],
                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = RackState(name)
     deadline = time.monotonic() + 15
@@ -147,7 +147,7 @@ def test_run_takes_the_rack_down_when_it_is_interrupted(tmp_path):
     before = snapshot(name)
     tests = _write_tests(tmp_path)
     mark = tmp_path / "mark"
-    proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "run", "thor2", "--name", name, "--",
+    proc = subprocess.Popen([sys.executable, "-m", "rackproof_sim.cli", "run", "thor2", "--name", name, "--",
                              str(tests), "-q", "-p", "no:cacheprovider", "-k", "waits"],
                             cwd=tmp_path, env=dict(os.environ, SIM_RUN_PROBE="wait", SIM_RUN_MARK=str(mark),
                                                    PYTHONPATH=str(REPO)),
@@ -173,18 +173,27 @@ def test_cli_errors_are_one_line_without_a_traceback():
         assert "Traceback" not in r.stderr
 
 
-def test_add_parser_registers_sim_on_a_subparsers_object():
-    from rackproof.sim.cli import add_parser, run_command
-    parser = argparse.ArgumentParser(prog="rackproof")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    for argv in (["sim", "up", "thor5"], ["sim", "status"], ["sim", "fault", "thor-2", "lane-down", "mgbe1_0"],
-                 ["sim", "heal", "--all"], ["sim", "exec", "--", "pytest", "-q"], ["sim", "down"],
-                 ["sim", "run", "spark2", "--", "-k", "roce"]):
-        args = parser.parse_args(argv)
-        assert args.func is run_command and callable(args.sim_func)
-    assert parser.parse_args(["sim", "exec", "--", "pytest", "-q"]).cmd == ["--", "pytest", "-q"]
-    from rackproof.sim.cli import _run_args
-    run = parser.parse_args(["sim", "run", "thor5", "--name", "x", "--", "-q", "--name", "y"])
+def test_rackproofs_command_finds_sim_by_its_entry_point_and_hands_it_the_rest():
+    from rackproof import cli
+    from rackproof_sim import cli as sim_cli
+    entry = cli._added_commands()["sim"]
+    assert entry is not None and entry.load() is sim_cli.main and entry.dist.name == "rackproof-sim"
+    seen = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sim_cli, "run_command", lambda a: seen.append(a) or 0)
+        for argv in (["up", "thor5"], ["status"], ["fault", "thor-2", "lane-down", "mgbe1_0"], ["heal", "--all"],
+                     ["exec", "--", "pytest", "-q"], ["down"], ["run", "spark2", "--", "-k", "roce"]):
+            assert cli.main(["sim", *argv]) == 0
+    assert [a.sim_func.__name__ for a in seen] == ["cmd_up", "cmd_status", "cmd_fault", "cmd_heal", "cmd_exec",
+                                                    "cmd_down", "cmd_run"]
+    assert seen[4].cmd == ["--", "pytest", "-q"]
+
+
+def test_run_arguments_after_the_dashes_are_pytests():
+    from rackproof_sim.cli import _fill, _run_args
+    parser = argparse.ArgumentParser(prog="rackproof sim")
+    _fill(parser)
+    run = parser.parse_args(["run", "thor5", "--name", "x", "--", "-q", "--name", "y"])
     assert (_run_args(run), run.name) == (["-q", "--name", "y"], "x")
 
 

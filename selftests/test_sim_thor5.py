@@ -1,4 +1,4 @@
-"""The simulated thor5 rack (rackproof.sim): it comes up fast, the controller reaches every node
+"""The simulated thor5 rack (rackproof_sim): it comes up fast, the controller reaches every node
 over real SSH, names resolve, lanes are shaped, the agent routes, and
 every fault kind changes what the real tools show on the node, and heal restores it.
 
@@ -12,8 +12,8 @@ import json
 import pytest
 
 from rackproof.inventory import load_inventory
-from rackproof.sim.netns import has_default_route
-from rackproof.sim.profiles import thor5
+from rackproof_sim.netns import has_default_route
+from rackproof_sim.profiles import thor5
 
 from selftests.simrack import SimRack, rack_marks
 
@@ -186,8 +186,8 @@ def test_fault_changes_what_the_node_shows_and_heal_restores_it(rack, kind):
 
 
 def test_a_fault_cannot_be_planted_twice_and_heal_all_heals_everything(rack):
-    from rackproof.sim.faults import heal_all
-    from rackproof.sim.util import SimError
+    from rackproof_sim.faults import heal_all
+    from rackproof_sim.util import SimError
     rack.fault("thor-2", "fec-mismatch", "mgbe1_0")
     with pytest.raises(SimError, match="already planted"):
         rack.fault("thor-2", "fec-mismatch", "mgbe1_0")

@@ -25,8 +25,8 @@ import pytest
 
 from rackproof.capabilities import CLOSED_NETWORK, PRIVATE_SLICES, SCHEDULED_JOBS
 from rackproof.plugin.report import INCOMPLETE_EXIT
-from rackproof.sim import faults
-from rackproof.sim.state import RackState
+from rackproof_sim import faults
+from rackproof_sim.state import RackState
 from selftests.simrack import SimRack, compare, rack_marks, rack_processes, snapshot, unique_name
 from selftests.suite import ctrl_c_reaches_it, run_suite
 
@@ -140,7 +140,7 @@ def test_step_8_runs_none_of_them_and_says_so(pytester, thor5):
 def test_a_ctrl_c_while_slurm_starts_leaves_nothing_behind():
     name = unique_name("sl")
     before = snapshot(name)
-    proc = subprocess.Popen([sys.executable, "-m", "rackproof.sim.cli", "up", "thor5", "--name", name], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "rackproof_sim.cli", "up", "thor5", "--name", name], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
@@ -159,7 +159,7 @@ def test_a_ctrl_c_while_slurm_starts_leaves_nothing_behind():
             proc.kill()
             proc.wait(timeout=30)
         if RackState(name).root.exists():
-            subprocess.run([sys.executable, "-m", "rackproof.sim.cli", "down", "--name", name], cwd=REPO,
+            subprocess.run([sys.executable, "-m", "rackproof_sim.cli", "down", "--name", name], cwd=REPO,
                            capture_output=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
 
 

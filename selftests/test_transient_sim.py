@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 
-from rackproof.sim.node import nsenter
+from rackproof_sim.node import nsenter
 from selftests.simrack import SimRack, rack_marks, unique_name
 from selftests.suite import REPO, run_suite
 

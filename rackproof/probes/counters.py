@@ -125,11 +125,6 @@ def parse_ethtool_driver(text: str) -> str:
     raise ParseError(TOOL_DRIVER, "no 'driver:' line", text)
 
 
-def render_ethtool_stats(counters: dict[str, int]) -> str:
-    """`ethtool -S IFACE` as ethtool prints it (five spaces, name, colon, value)."""
-    return "NIC statistics:\n" + "".join(f"     {name}: {value}\n" for name, value in counters.items())
-
-
 def parse_bytes(text: str) -> tuple[int, int]:
     """(received, sent): what `cat .../statistics/rx_bytes .../statistics/tx_bytes` printed."""
     values = text.split()

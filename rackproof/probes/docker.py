@@ -42,26 +42,5 @@ def parse_image_id(text: str) -> Image:
     raise ParseError(TOOL, "not an image id (sha256:...) nor docker's 'No such image'", text)
 
 
-def resolved(image: str) -> str:
-    """The reference as Docker resolves it: an image without tag or digest is NAME:latest."""
-    return image if ":" in image.rsplit("/", 1)[-1] or "@" in image else f"{image}:latest"
-
-
-def render_image_id(image: str, image_id: str | None) -> tuple[str, int]:
-    """What `docker image inspect --format '{{.Id}}' IMAGE` prints (stdout when found, else
-    stderr) and its exit status, as Docker 28 does: the daemon names the image as it resolved it."""
-    if image_id is not None:
-        return f"{image_id}\n", 0
-    return f"Error response from daemon: No such image: {resolved(image)}\n", 1
-
-
-def render_no_access(path: str) -> str:
-    """Docker's error for a login outside the docker group (the socket is root:docker, 660),
-    asking the API for `path` ("info", "images/IMAGE/json")."""
-    return ("Got permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: "
-            f'Get "http://%2Fvar%2Frun%2Fdocker.sock/v1.51/{path}": dial unix /var/run/docker.sock: connect: '
-            "permission denied\n")
-
-
 IMAGE_ID = Probe("docker image inspect", "whether the node's Docker holds a container image (its id)",
                  "docker image inspect --format '{{{{.Id}}}}' {image} 2>&1", parse_image_id, ok_exit=(0, 1, 127))

@@ -97,19 +97,6 @@ def _parse_json(text: str, interface: str) -> FecInfo:
     )
 
 
-def render_fec(info: FecInfo) -> str:
-    """`ethtool [-I] --show-fec IFACE` as current (netlink) ethtool prints it."""
-    lines = [f"FEC parameters for {info.interface}:"]
-    lines.append("Supported/Configured FEC encodings: " + " ".join(info.configured))
-    lines.append("Active FEC encoding: " + " ".join(info.active))
-    totals = zip(_STATISTICS, (info.corrected_blocks, info.uncorrectable_blocks))
-    counters = [(key, value) for key, value in totals if value is not None]
-    if counters:
-        lines.append("Statistics:")
-        lines += [f"  {key}: {value}" for key, value in counters]
-    return "\n".join(lines) + "\n"
-
-
 FEC = Probe("ethtool --show-fec", "a lane's configured and active FEC", "LC_ALL=C ethtool --show-fec {interface}",
             parse_fec, ("interface",))
 # with -I: the corrected and uncorrectable block counters, read before and after load

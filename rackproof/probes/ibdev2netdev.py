@@ -38,10 +38,6 @@ def parse_ibdev2netdev(text: str) -> tuple[RdmaMap, ...]:
     return tuple(maps)
 
 
-def render_ibdev2netdev(maps: tuple[RdmaMap, ...]) -> str:
-    return "".join(f"{m.device} port {m.port} ==> {m.netdev} ({'Up' if m.up else 'Down'})\n" for m in maps)
-
-
 IBDEV2NETDEV = Probe("ibdev2netdev", "which RDMA device and port each CX7 interface is, and its state",
                      "ibdev2netdev", parse_ibdev2netdev)
 

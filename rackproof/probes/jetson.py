@@ -50,19 +50,6 @@ def parse_nv_tegra_release(text: str) -> L4TRelease:
     return L4TRelease(release=f"R{major}", revision=match["revision"], major=major)
 
 
-def render_nv_tegra_release(release: L4TRelease, gcid: str = "41844464",
-                            date: str = "Fri Aug 22 00:55:42 UTC 2025") -> str:
-    """The whole file as a JetPack 7 Thor has it (defaults from a real R38.2.0 file)."""
-    return (
-        f"# {release.release} (release), REVISION: {release.revision}, GCID: {gcid}, BOARD: generic, "
-        f"EABI: aarch64, DATE: {date}\n"
-        "# KERNEL_VARIANT: oot\n"
-        "TARGET_USERSPACE_LIB_DIR=nvidia\n"
-        "TARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n"
-        "INSTALL_TYPE=\n"
-    )
-
-
 # Status-Abbrev tells installed packages from removed ones that dpkg still remembers
 # ("rc": config files left), which `dpkg-query -W` would otherwise list with an old version.
 DPKG_QUERY_FORMAT = r"${Package}\t${db:Status-Abbrev}\t${Version}\n"
@@ -103,11 +90,6 @@ def parse_dpkg_versions(text: str) -> dict[str, str]:
     return versions
 
 
-def render_dpkg_versions(versions: dict[str, str]) -> str:
-    """What DPKG_VERSIONS prints for installed packages (absent ones print nothing)."""
-    return "".join(f"{package}\tii \t{version}\n" for package, version in versions.items())
-
-
 @dataclass(frozen=True)
 class PowerMode:
     name: str                    # "MAXN"
@@ -130,10 +112,6 @@ def parse_nvpmodel(text: str) -> PowerMode:
             raise ParseError(TOOL_NVPMODEL, "no mode number after the power mode name", text)
         return PowerMode(name=match["name"], id=int(following[0]))
     raise ParseError(TOOL_NVPMODEL, "no 'NV Power Mode:' line", text)
-
-
-def render_nvpmodel(mode: PowerMode) -> str:
-    return f"NV Power Mode: {mode.name}\n{mode.id}\n"
 
 
 @dataclass(frozen=True)
@@ -162,17 +140,6 @@ def parse_jetson_clocks(text: str) -> tuple[ClockRange, ...]:
 
 
 NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nvpmodel, once=True)
-def render_jetson_clocks(ranges: tuple[ClockRange, ...], power_mode: str) -> str:
-    """`jetson_clocks --show` as a Jetson prints it (the layout of the samples), current = max."""
-    lines = [f"Online CPUs: 0-{sum(r.name != 'GPU' for r in ranges) - 1}"]
-    for r in ranges:
-        if r.name == "GPU":
-            lines.append(f"GPU MinFreq={r.min_freq} MaxFreq={r.max_freq} CurrentFreq={r.max_freq}")
-        else:
-            idle = "WFI=0 c7=0" if r.min_freq == r.max_freq else "WFI=1 c7=1"
-            lines.append(f"{r.name}: Online=1 Governor=schedutil MinFreq={r.min_freq} MaxFreq={r.max_freq} "
-                         f"CurrentFreq={r.max_freq} IdleStates: {idle} ")
-    return "\n".join(lines + [f"NV Power Mode: {power_mode}"]) + "\n"
 
 
 # root only: it reads and could write the clocks' settings

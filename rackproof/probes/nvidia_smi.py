@@ -41,14 +41,6 @@ def _without_unit(cell: str) -> str:
     return name if bracket and unit.endswith("]") and "]" not in unit[:-1] else cell
 
 
-def render_nvidia_smi_query(rows, fields, header: bool = False) -> str:
-    """CSV as nvidia-smi prints it; None becomes `[N/A]`."""
-    fields = list(fields)
-    lines = [", ".join(fields)] if header else []
-    lines += [", ".join("[N/A]" if row[field] is None else row[field] for field in fields) for row in rows]
-    return "".join(line + "\n" for line in lines)
-
-
 @dataclass(frozen=True)
 class NvidiaSmiBanner:
     driver_version: str
@@ -87,42 +79,6 @@ def _gpu_name(line: str) -> str | None:
     if bar and index.isascii() and index.isdigit() and name and mode in _PERSISTENCE and _BUS_ID.match(second):
         return name
     return None
-
-
-def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12:13:37 2026") -> str:
-    """The table of an idle Thor (layout of a real 595.78 capture); names up to 30 characters."""
-    cuda = banner.cuda_version or "N/A"
-    wide = "+" + "-" * 89 + "+"
-    split = "+" + "-" * 41 + "+" + "-" * 24 + "+" + "-" * 22 + "+"
-    lines = [
-        date,
-        wide,
-        f"| NVIDIA-SMI {banner.driver_version:<22} Driver Version: {banner.driver_version:<14} "
-        f"CUDA Version: {cuda:<9}|",
-        split,
-        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
-        "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
-        "|                                         |                        |               MIG M. |",
-        "|=========================================+========================+======================|",
-    ]
-    for index, name in enumerate(banner.gpu_names):
-        lines += [
-            f"|{index:>4}  {name:<30} Off |   00000000:{index + 1:02X}:00.0 Off |                  N/A |",
-            "| N/A   35C  N/A               1W /  N/A  | Not Supported          |      0%      Default |",
-            "|                                         |                        |             Disabled |",
-            split,
-        ]
-    lines += [
-        "",
-        wide,
-        "| Processes:                                                                              |",
-        "|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |",
-        "|        ID   ID                                                               Usage      |",
-        "|=========================================================================================|",
-        "|  No running processes found                                                             |",
-        wide,
-    ]
-    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

@@ -60,14 +60,6 @@ def parse_systemctl_show(text: str) -> tuple[UserUnit, ...]:
     return tuple(units)
 
 
-def render_systemctl_show(units: list[UserUnit]) -> str:
-    """As systemctl prints the four properties: the service's own (RuntimeMaxUSec) before the
-    unit's (Id, ActiveState, Transient)."""
-    blocks = [f"RuntimeMaxUSec={u.runtime_max}\nId={u.id}\nActiveState={u.active_state}\n"
-              f"Transient={'yes' if u.transient else 'no'}\n" for u in units]
-    return "\n".join(blocks)
-
-
 USER_JOBS = Probe("systemctl --user show", "a login's services and their RuntimeMaxSec (its user manager)",
                   "sudo -n systemctl --user -M {login}@ show -p Id -p Transient -p ActiveState -p RuntimeMaxUSec "
                   "'*.service'", parse_systemctl_show)

@@ -8,7 +8,7 @@
   `ss` does) and pins each new one to the lane the kernel's layer3+4 hash gives it (see
   bond.py), and forgets closed ones.
 
-    python3 -m rackproof.sim.monitor --name thor5
+    python3 -m rackproof_sim.monitor --name thor5
 """
 
 from __future__ import annotations

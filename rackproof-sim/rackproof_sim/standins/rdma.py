@@ -28,7 +28,8 @@ def _devices(m: dict) -> dict[str, str]:
 def run(tool: str, args: list[str]) -> int:
     m = model()
     if tool == "ibdev2netdev":
-        from rackproof.probes.ibdev2netdev import RdmaMap, render_ibdev2netdev
+        from rackproof.probes.ibdev2netdev import RdmaMap
+        from rackproof_sim.formats.ibdev2netdev import render_ibdev2netdev
         maps = tuple(RdmaMap(dev, 1, netdev, link_up(netdev)) for dev, netdev in sorted(_devices(m).items()))
         sys.stdout.write(render_ibdev2netdev(maps))
         return 0
@@ -90,7 +91,7 @@ def _fail(lines: list[str], code: int = 1) -> int:
 
 
 def _ib_write_bw(m: dict, args: list[str]) -> int:
-    from rackproof.probes.perftest import render_ib_write_bw
+    from rackproof_sim.formats.perftest import render_ib_write_bw
     o = _parse(args)
     devices = _devices(m)
     if not devices:

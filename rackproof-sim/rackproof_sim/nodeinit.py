@@ -1,7 +1,7 @@
 """PID 1 of a simulated node: holds the node's mount, UTS and PID namespaces open and reaps
 orphans (as init does), until the rack is taken down.
 
-    ip netns exec NS unshare --mount --uts --pid --fork --mount-proc ... python3 -m rackproof.sim.nodeinit NODE
+    ip netns exec NS unshare --mount --uts --pid --fork --mount-proc ... python3 -m rackproof_sim.nodeinit NODE
 """
 
 from __future__ import annotations

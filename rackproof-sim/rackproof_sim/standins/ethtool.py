@@ -59,7 +59,8 @@ def run(tool: str, args: list[str]) -> int:
 
 
 def _settings(iface: str, spec: dict | None, m: dict) -> int:
-    from rackproof.probes.ethtool import LinkInfo, render_ethtool
+    from rackproof.probes.ethtool import LinkInfo
+    from rackproof_sim.formats.ethtool import render_ethtool
     up = link_up(iface)
     if iface == "lo":
         sys.stdout.write(f"Settings for {iface}:\n\tLink detected: yes\n")
@@ -89,7 +90,8 @@ def _settings(iface: str, spec: dict | None, m: dict) -> int:
 
 
 def _fec(iface: str, spec: dict | None, stats: bool) -> int:
-    from rackproof.probes.fec import FecInfo, render_fec
+    from rackproof.probes.fec import FecInfo
+    from rackproof_sim.formats.fec import render_fec
     if spec is None or not spec.get("fec_configured") or spec.get("kind") == "mgmt":
         sys.stderr.write("netlink error: Operation not supported\n")
         return 1
@@ -111,7 +113,7 @@ def _grown(iface: str, spec: dict, kind: str) -> int:
 
 def _statistics(iface: str, spec: dict | None) -> int:
     """The counters a Thor's MGBE (a Synopsys MAC, as stmmac names them) or a CX7 port keeps."""
-    from rackproof.probes.counters import render_ethtool_stats
+    from rackproof_sim.formats.counters import render_ethtool_stats
     if spec is None:
         sys.stderr.write("no stats available\n")
         return 1

@@ -8,7 +8,7 @@
         known_hosts          every node's host key, by name and by address
         agent.key            the agent's access key (mode 600)
         bench/id_ed25519     the controller's key
-        lib/rackproof/       a copy of rackproof.sim + rackproof.probes the nodes run
+        lib/                 copies of rackproof_sim and of rackproof.probes the nodes run
         monitor.log          the bond monitor (miimon)
         nodes/<node>/
             model.json       the modelled hardware of the node (what the stand-ins print)

@@ -6,7 +6,7 @@
                                  (`data: {chunk}` per token at the set tokens/s, then `data: [DONE]`)
 
 It runs inside a node as the login user:
-    python3 -m rackproof.sim.engines --model qwen3-8b --host 10.10.0.12 --port 8081 --tokens-per-s 40
+    python3 -m rackproof_sim.engines --model qwen3-8b --host 10.10.0.12 --port 8081 --tokens-per-s 40
 The node's model file can slow it down while it runs (the slow-engine fault), hold back its first
 token (late-first-token: the answer's headers go out at once, its first token after a delay, the
 rest at the usual rate), or stall it: models and health still answer, a completion is accepted and

@@ -5,7 +5,7 @@ state of the node's links (/sys/class/net), and print what the real tool prints.
 Where rackproof.probes has a render_* function for a tool, the stand-in uses it, so the parser
 and the rack agree on one format; the probes are pure functions over the real tools' formats.
 
-Run as `python3 -m rackproof.sim.standins TOOL ARGS...`; `TOOLS` lists them.
+Run as `python3 -m rackproof_sim.standins TOOL ARGS...`; `TOOLS` lists them.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def ipv4_of(iface: str) -> str | None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in TOOLS:
-        sys.stderr.write(f"usage: python3 -m rackproof.sim.standins {{{','.join(TOOLS)}}} ARGS...\n")
+        sys.stderr.write(f"usage: python3 -m rackproof_sim.standins {{{','.join(TOOLS)}}} ARGS...\n")
         raise SystemExit(2)
     tool, args = argv[0], argv[1:]
     module = importlib.import_module(f"{__name__}.{TOOLS[tool]}")

@@ -11,7 +11,7 @@ import os
 import sys
 
 from . import model
-from rackproof.probes.docker import render_image_id, render_no_access, resolved
+from rackproof_sim.formats.docker import render_image_id, render_no_access, resolved
 
 DOCKER_VERSION = "28.3.3"
 CTK_VERSION, CTK_COMMIT = "1.17.8", "f202b80a9b9d0db00d9b1d73c0128c8962c55f4d"

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import icalendar
 
-from .. import tomltext
-from ..safetext import one_line
+import rackproof
+from rackproof import tomltext
+from rackproof.safetext import one_line
 from . import lldp, netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac
@@ -286,16 +287,18 @@ class Rack:
                                     input=done.stdout)
 
     def _copy_lib(self) -> None:
-        """rackproof.sim, rackproof.probes and the Probe they declare, copied where the node's
-        user can read them (the stand-ins print the real tools' formats with the probes' renderers)."""
-        src = Path(__file__).resolve().parent.parent
+        """The simulator and the product parts its stand-ins print with (the probes' types, the
+        bond's hash), copied where the node's user can read them: the nodes run the system
+        Python, which sees neither this environment nor a checkout under /root."""
+        product = Path(rackproof.__file__).resolve().parent
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(Path(__file__).resolve().parent, self.state.lib / "rackproof_sim", ignore=ignore)
         dst = self.state.lib / "rackproof"
         dst.mkdir(parents=True)
         write(dst / "__init__.py", '"""rackproof (the parts the simulated nodes run)."""\n')
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        shutil.copytree(src / "sim", dst / "sim", ignore=ignore)
-        shutil.copytree(src / "probes", dst / "probes", ignore=ignore)
-        shutil.copy2(src / "probe.py", dst / "probe.py")
+        shutil.copytree(product / "probes", dst / "probes", ignore=ignore)
+        for module in ("probe.py", "bondhash.py"):
+            shutil.copy2(product / module, dst / module)
         subprocess.run([nodemod.PY, "-m", "compileall", "-q", str(self.state.lib)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for root, dirs, files in os.walk(self.state.lib):
@@ -309,7 +312,7 @@ class Rack:
         for tool in tools:
             write(n.dir / "bin" / tool,
                   f"#!/bin/sh\n# rackproof sim stand-in for {tool} (prints the real tool's format)\n"
-                  f"{env} exec {nodemod.PY} -S -m rackproof.sim.standins {tool} \"$@\"\n", 0o755)
+                  f"{env} exec {nodemod.PY} -S -m rackproof_sim.standins {tool} \"$@\"\n", 0o755)
         if n.spec.bond_lanes:
             # no bonding module in a namespace, and no file can be added to /proc: the node's cat
             # shows the simulated bond's view there, every other file as cat does
@@ -319,7 +322,7 @@ class Rack:
                   "exec /usr/bin/cat \"$@\"\n", 0o755)
         if n.spec.platform == "thor":
             write(n.dir / "bin" / "thor-tigress-agent",
-                  f"#!/bin/sh\nPYTHONPATH={self.state.lib} exec {nodemod.PY} -S -m rackproof.sim.agent \"$@\"\n", 0o755)
+                  f"#!/bin/sh\nPYTHONPATH={self.state.lib} exec {nodemod.PY} -S -m rackproof_sim.agent \"$@\"\n", 0o755)
         if n.spec.platform == "spark":
             build = n.home / "nccl-tests" / "build"
             build.mkdir(parents=True, exist_ok=True)
@@ -359,7 +362,7 @@ class Rack:
         log = open(self.state.monitor_log, "ab")
         env = {"PYTHONPATH": str(self.state.lib), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
                "PYTHONDONTWRITEBYTECODE": "1"}
-        proc = subprocess.Popen([nodemod.PY, "-S", "-m", "rackproof.sim.monitor", "--name", self.name], env=env,
+        proc = subprocess.Popen([nodemod.PY, "-S", "-m", "rackproof_sim.monitor", "--name", self.name], env=env,
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         log.close()
         return proc.pid
@@ -371,7 +374,7 @@ class Rack:
 
     def start_engine(self, n: nodemod.Node, e, listen: str | None = None) -> int:
         return n.spawn_user(
-            [nodemod.PY, "-S", "-m", "rackproof.sim.engines", "--model", e.model, "--host", listen or e.listen,
+            [nodemod.PY, "-S", "-m", "rackproof_sim.engines", "--model", e.model, "--host", listen or e.listen,
              "--port", str(e.port), "--tokens-per-s", str(e.tokens_per_s),
              "--model-file", str(self.state.model_path(n.spec.name))],
             f"engine-{e.model}-{e.port}.log")
@@ -512,7 +515,7 @@ def rack_name_of(ns: str) -> str | None:
 
 
 def _monitors(name: str) -> list[int]:
-    """Pids of this rack's bond monitor: `python3 -m rackproof.sim.monitor --name NAME` until it
+    """Pids of this rack's bond monitor: `python3 -m rackproof_sim.monitor --name NAME` until it
     renames itself `rackproof-sim-monitor --name NAME`."""
     found = []
     for entry in Path("/proc").iterdir():
@@ -522,7 +525,7 @@ def _monitors(name: str) -> list[int]:
             args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
         except OSError:
             continue
-        marked = "rackproof-sim-monitor" in args or "rackproof.sim.monitor" in args
+        marked = "rackproof-sim-monitor" in args or "rackproof_sim.monitor" in args
         if marked and args[-2:] == ["--name", name]:
             found.append(int(entry.name))
     return found

@@ -7,8 +7,9 @@ from __future__ import annotations
 import sys
 
 from . import model
-from rackproof.probes.chrony import render_tracking
-from rackproof.probes.systemd import UNLIMITED, UserUnit, render_systemctl_show
+from rackproof_sim.formats.chrony import render_tracking
+from rackproof.probes.systemd import UNLIMITED, UserUnit
+from rackproof_sim.formats.systemd import render_systemctl_show
 
 REFERENCE = "C0A84D01 (192.168.77.1)"   # the house network's time server
 

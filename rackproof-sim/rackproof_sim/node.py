@@ -219,7 +219,7 @@ class Node:
                "PYTHONDONTWRITEBYTECODE": "1"}
         proc = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, "unshare", "--mount", "--uts", "--pid", "--fork", "--kill-child",
-             "--mount-proc", "--propagation", "private", PY, "-S", "-m", "rackproof.sim.nodeinit", self.spec.name],
+             "--mount-proc", "--propagation", "private", PY, "-S", "-m", "rackproof_sim.nodeinit", self.spec.name],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
         self.unshare_pid = proc.pid

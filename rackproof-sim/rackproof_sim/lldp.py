@@ -3,7 +3,7 @@
 The switch runs one lldpd in its namespace, on its ports only (swp*), announcing itself by
 the inventory's switch name and each port by its interface name (port id subtype ifname), as a
 Cumulus switch does; the bridge does not forward LLDP frames, so a node hears only the port its
-lane is plugged into. A moved plug is a renamed port (rackproof.sim.faults). On a Spark pair
+lane is plugged into. A moved plug is a renamed port (rackproof_sim.faults). On a Spark pair
 the cable's bridges pass LLDP frames, so each host hears the other's lldpd, which names its
 host and interface. Every lldpd announces each second (a real one every 30 s), so a rack that
 has just come up, or a plug just moved, is heard at once; stale announcements age out in 4 s.

@@ -1,7 +1,7 @@
 """`rackproof sim up|status|fault|heal|exec|run|down`.
 
-`add_parser(subparsers)` registers the `sim` command on rackproof's own CLI; this module also
-runs on its own: `python3 -m rackproof.sim.cli up thor5`.
+rackproof's own command finds `main` by this package's entry point (group rackproof.commands,
+pyproject.toml); this module also runs on its own: `python3 -m rackproof_sim.cli up thor5`.
 """
 
 from __future__ import annotations
@@ -81,17 +81,7 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
 """
 
 
-def add_parser(subparsers) -> None:
-    """Register `sim` and its subcommands on an argparse subparsers object."""
-    sim = subparsers.add_parser(
-        "sim", help="the simulated bench rack (needs root)",
-        description="A simulated bench rack in network namespaces: real sshd, links, iperf3 and engines.",
-        epilog=FAULT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _fill(sim)
-
-
 def _fill(sim: argparse.ArgumentParser) -> None:
-    sim.set_defaults(func=run_command)      # rackproof's CLI calls args.func(args)
     sub = sim.add_subparsers(dest="sim_command", metavar="{up,status,fault,heal,exec,run,down}")
     sub.required = True
 
@@ -331,9 +321,11 @@ def cmd_down(a) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="rackproof sim", epilog=FAULT_HELP,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    """`rackproof sim ARGS` (the entry point rackproof's command finds) and `python3 -m rackproof_sim.cli ARGS`."""
+    ap = argparse.ArgumentParser(
+        prog="rackproof sim", epilog=FAULT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="A simulated bench rack in network namespaces: real sshd, links, iperf3 and engines.")
     _fill(ap)
     a = ap.parse_args(argv)
     return run_command(a)

@@ -267,5 +267,5 @@ def _table(tool: str, hosts: list[str], args: list[str], m: dict) -> str:
     avg = round(sum(r.oop_busbw + r.ip_busbw for r in rows) / (2 * len(rows)), 4) if rows else 0.0
     result = NcclResult(rows=tuple(rows), avg_busbw_gbs=avg, out_of_bounds=0, ok=True,
                         ranks=tuple(enumerate(hosts)), collective=tool)
-    from rackproof.probes.nccl import render_nccl
+    from rackproof_sim.formats.nccl import render_nccl
     return "# nccl-tests version 2.18.3 nccl-headers=22809 nccl-library=22809\n" + render_nccl(result)

@@ -48,7 +48,8 @@ def run(tool: str, args: list[str]) -> int:
             return 0
     if query is not None:
         return _query(m, query, fmt or "csv")
-    from rackproof.probes.nvidia_smi import NvidiaSmiBanner, render_nvidia_smi_banner
+    from rackproof.probes.nvidia_smi import NvidiaSmiBanner
+    from rackproof_sim.formats.nvidia_smi import render_nvidia_smi_banner
     banner = NvidiaSmiBanner(driver_version=m["release"]["driver"], cuda_version=m["release"].get("cuda"),
                              gpu_names=(m["gpu"]["name"],))
     sys.stdout.write(render_nvidia_smi_banner(banner, date=time.strftime("%a %b %e %H:%M:%S %Y")))
@@ -56,7 +57,7 @@ def run(tool: str, args: list[str]) -> int:
 
 
 def _query(m: dict, query: str, fmt: str) -> int:
-    from rackproof.probes.nvidia_smi import render_nvidia_smi_query
+    from rackproof_sim.formats.nvidia_smi import render_nvidia_smi_query
     fields = [f.strip() for f in query.split(",") if f.strip()]
     known = _fields(m)
     for f in fields:
@@ -80,7 +81,8 @@ def _nvpmodel(m: dict, args: list[str]) -> int:
         sys.stderr.write("nvpmodel: command not found\n")
         return 127
     if "-q" in args or "--query" in args:
-        from rackproof.probes.jetson import PowerMode, render_nvpmodel
+        from rackproof.probes.jetson import PowerMode
+        from rackproof_sim.formats.jetson import render_nvpmodel
         sys.stdout.write(render_nvpmodel(PowerMode(mode["name"], mode["id"])))
         return 0
     sys.stderr.write("NVPM ERROR: changing the power mode needs root (sudo nvpmodel -m N)\n")
@@ -89,7 +91,8 @@ def _nvpmodel(m: dict, args: list[str]) -> int:
 
 def _jetson_clocks(m: dict, args: list[str]) -> int:
     """--show: the model's CPU and GPU clock ranges, locked (min = max) unless the model says not."""
-    from rackproof.probes.jetson import ClockRange, render_jetson_clocks
+    from rackproof.probes.jetson import ClockRange
+    from rackproof_sim.formats.jetson import render_jetson_clocks
     clocks = m.get("clocks")
     if not clocks or args != ["--show"]:
         sys.stderr.write("jetson_clocks: only --show is modelled\n")

@@ -21,7 +21,7 @@ import signal
 import time
 from pathlib import Path
 
-from .. import tomltext
+from rackproof import tomltext
 from . import lldp, node as nodemod, profiles, slurm, sparkrun
 from .util import SimError, batch, pid_alive, run, wait_until
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from rackproof import bondhash
-from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave, render_bonding
+from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave
+from rackproof_sim.formats.bonding import render_bonding
 
 HASH_BITS = 2          # the static stand-in's buckets: two bits of each port, 4 buckets
 BOND_PEER = "bond0p"
