@@ -36,6 +36,6 @@ def render_jetson_clocks(ranges: tuple[ClockRange, ...], power_mode: str) -> str
             lines.append(f"GPU MinFreq={r.min_freq} MaxFreq={r.max_freq} CurrentFreq={r.max_freq}")
         else:
             idle = "WFI=0 c7=0" if r.min_freq == r.max_freq else "WFI=1 c7=1"
-            lines.append(f"{r.name}: Online=1 Governor=schedutil MinFreq={r.min_freq} MaxFreq={r.max_freq} "
+            lines.append(f"{r.name}:  Online=1 Governor=schedutil MinFreq={r.min_freq} MaxFreq={r.max_freq} "
                          f"CurrentFreq={r.max_freq} IdleStates: {idle} ")
     return "\n".join(lines + [f"NV Power Mode: {power_mode}"]) + "\n"

@@ -5,10 +5,16 @@ from __future__ import annotations
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner
 
 
+# the units nvidia-smi names in a CSV header (nvidia-smi --help-query-gpu); other fields have none
+_HEADER_UNITS = {"memory.total": "MiB", "memory.used": "MiB", "memory.free": "MiB", "power.draw": "W",
+                 "power.limit": "W", "clocks.sm": "MHz", "clocks.mem": "MHz", "clocks.gr": "MHz",
+                 "utilization.gpu": "%", "utilization.memory": "%"}
+
+
 def render_nvidia_smi_query(rows, fields, header: bool = False) -> str:
-    """CSV as nvidia-smi prints it; None becomes `[N/A]`."""
+    """CSV as nvidia-smi prints it; None becomes `[N/A]`; a header names each field's unit."""
     fields = list(fields)
-    lines = [", ".join(fields)] if header else []
+    lines = [", ".join(f"{f} [{_HEADER_UNITS[f]}]" if f in _HEADER_UNITS else f for f in fields)] if header else []
     lines += [", ".join("[N/A]" if row[field] is None else row[field] for field in fields) for row in rows]
     return "".join(line + "\n" for line in lines)
 
