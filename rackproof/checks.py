@@ -21,6 +21,7 @@ from .probe import Probe
 
 PACKAGE = Path(rackproof.__file__).parent
 FOLDERS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
+FIXTURES = "fixtures"       # the suite's fixtures, beside its tests
 
 Ref = tuple[str, str]   # (module, top-level name)
 # a call of one of these is taken for the builtin's (d.get, s.add, f.read), never followed
@@ -109,24 +110,37 @@ def _walk(definition: ast.AST):
 
 @cache
 def _methods() -> dict[str, list[Ref]]:
-    """Method name -> every library class's method of that name (the suite's own files left out)."""
+    """Method name -> every class's method of that name, in the library and the suite's fixtures."""
     found: dict[str, list[Ref]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE).with_suffix("").parts
-        if parts[0] == "suite":
-            continue
-        name = ".".join((rackproof.__name__, *parts)).removesuffix(".__init__")
+    for name in _source_modules():
         for definition in _module(name).defs:
             if "." in definition:
                 found.setdefault(definition.split(".", 1)[1], []).append((name, definition))
     return found
 
 
+def _source_modules() -> list[str]:
+    """The library's modules (the suite's copy in an installed package left out) and the fixtures'."""
+    names = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[0] != "suite":
+            names.append(".".join((rackproof.__name__, *parts)).removesuffix(".__init__"))
+    root = suite_root()
+    return names + ([f"{FIXTURES}.{p.stem}".removesuffix(".__init__") for p in sorted((root / FIXTURES).glob("*.py"))]
+                    if root else [])
+
+
 def _path(name: str) -> Path | None:
-    """The source file of a module of the package (found, not imported)."""
-    if name != rackproof.__name__ and not name.startswith(f"{rackproof.__name__}."):
+    """The source file of a module of the package or of the suite's fixtures (found, not imported)."""
+    top, *rest = name.split(".")
+    root = suite_root()
+    if top == rackproof.__name__:
+        base = PACKAGE.joinpath(*rest)
+    elif top == FIXTURES and root is not None:
+        base = root.joinpath(top, *rest)
+    else:
         return None
-    base = PACKAGE.joinpath(*name.split(".")[1:])
     return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
 
 
@@ -150,12 +164,13 @@ def _module(name: str) -> _Module | None:
 
 
 def _fixtures() -> dict[str, Ref]:
-    """Fixture name -> the function behind it, in the plugin's modules: `@pytest.fixture def f`
-    and `f = pytest.fixture(_g, name="f")`."""
+    """Fixture name -> the function behind it, in the suite's fixtures/ and the plugin's modules:
+    `@pytest.fixture def f` and `f = pytest.fixture(_g, name="f")`."""
     found: dict[str, Ref] = {}
-    for path in sorted((PACKAGE / "plugin").glob("*.py")):
-        name = f"{rackproof.__name__}.plugin.{path.stem}"
-        for node in ast.parse(path.read_text()).body:
+    for name in _source_modules():
+        if not name.startswith((f"{rackproof.__name__}.plugin", FIXTURES)):
+            continue
+        for node in ast.parse(_path(name).read_text()).body:
             if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list):
                 found[node.name] = (name, node.name)
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \

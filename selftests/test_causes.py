@@ -12,7 +12,8 @@ import threading
 
 import pytest
 
-from rackproof.plugin.params import EngineTarget, Pair, RoundPair
+from fixtures.load import RoundPair
+from fixtures.targets import EngineTarget
 from rackproof.plugin.evidence import CHECK_ERRORS
 from rackproof import serving
 from rackproof.host import Host

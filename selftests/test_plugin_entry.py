@@ -5,7 +5,6 @@ for a test path; the plugin starts the same command again in the `=` form, see
 options.restart_in_a_form_pytest_reads). Installed with `pip install .`, the suite travels in
 the package and the same command runs it from any folder."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -33,18 +32,38 @@ def test_the_plugin_is_registered_by_its_entry_point():
     assert "rackproof.plugin" in {ep.value for ep in entry_points(group="pytest11")}
 
 
-def test_fixtures_names_every_fixture_of_the_plugin():
-    """fixtures/ is where a newcomer looks: it re-exports each fixture a check can ask for."""
+def test_every_fixture_a_check_asks_for_is_defined_in_fixtures():
+    """fixtures/ is where a newcomer looks: each fixture a check asks for is defined there, and
+    the plugin defines none but the two every test gets (its evidence, the whole-rack lock)."""
+    import ast
+    import importlib
+    import pkgutil
+
     from _pytest.fixtures import FixtureFunctionDefinition
 
     import fixtures
     import rackproof.plugin
 
-    def named(module) -> set[str]:
-        return {n for n, v in vars(module).items() if isinstance(v, FixtureFunctionDefinition) and not n.startswith("_")}
+    def defined(package) -> dict[str, str]:
+        names = {}
+        for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+            module = importlib.import_module(info.name)
+            names |= {v.name: info.name for v in vars(module).values() if isinstance(v, FixtureFunctionDefinition)}
+        return names
 
     assert Path(fixtures.__file__).parent == REPO / "fixtures"
-    assert named(rackproof.plugin) and named(fixtures) == named(rackproof.plugin)
+    in_fixtures, in_plugin = defined(fixtures), defined(rackproof.plugin)
+    assert sorted(in_plugin) == ["_collect_evidence", "_whole_rack"]
+    builtin = {"request", "pytestconfig", "tmp_path"}
+
+    def parametrized(f: ast.FunctionDef) -> set[str]:   # @pytest.mark.parametrize("a, b", ...)
+        return {name.strip() for d in f.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func).endswith(
+                "parametrize") for name in d.args[0].value.split(",")}
+
+    asked = {arg.arg for path in REPO.glob("tests_*/test_*.py") for f in ast.walk(ast.parse(path.read_text()))
+             if isinstance(f, ast.FunctionDef) and f.name.startswith("test_") for arg in f.args.args
+             if arg.arg not in parametrized(f)}
+    assert len(asked) > 30 and asked - builtin <= set(in_fixtures), sorted(asked - builtin - set(in_fixtures))
 
 
 def test_the_inventory_option_is_known_in_a_folder_without_conftest(tmp_path):

@@ -3,12 +3,13 @@
 Registered by the `pytest11` entry point `rackproof.plugin` (pyproject.toml), so pytest knows
 `--inventory` before it reads the command line, from any folder; the repo's conftest.py names
 the same module for a checkout that is not installed (pytest loads a plugin once by its name).
+The fixtures checks ask for (node, lane, pair, engine, measure, ...) are the suite's, in
+fixtures/, which conftest.py loads.
 
     options    command-line options, markers, the inventory, which checks are in scope
-    params     the parameter kinds (node, lane, pair, engine, ...) and their fixtures
+    params     the checks' parameters (one item per node, lane, pair, ...), the run's folder and locks
     evidence   what a check leaves: commands run, figures, capability, its message
     report     the acceptance report (one folder per run) and the verdict's coverage
-    serving    the agent's access key, a secret for the whole run
     scheduling xdist: tests dealt to workers one at a time (--maxschedchunk 1)
 """
 
@@ -17,16 +18,9 @@ from __future__ import annotations
 import pytest
 
 from . import evidence, options, params, report, scheduling
-from .evidence import guards, measure, warn, _collect_evidence  # noqa: F401  (fixtures: found on this module)
-from .params import (  # noqa: F401
-    _whole_rack, agent, at_once, bond_pair, bonded_node, cluster_network, cluster_node, cx7, cx7_cluster, cx7_node,
-    cx7_pair, cx7_ssh_pair, engine, every_node, evidence_log, hosts, inventory, kept, lane, link_pair, load_ledger, loaded_lane,
-    local_and_remote, network_node,
-    node, node_locks, pair, routed_engine, slurm_controller, sparkrun_fabric, sparkrun_head, ssh_mesh,
-    sparkrun_image, sparkrun_node)
-from .report import facts  # noqa: F401
-from .serving import access_key  # noqa: F401
-from .snapshots import snapshot_before  # noqa: F401
+# every test's own evidence and the whole rack a disruptive check holds: found on this module
+from .evidence import _collect_evidence  # noqa: F401
+from .params import _whole_rack  # noqa: F401
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
