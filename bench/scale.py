@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.throughput import TESTS, bound  # noqa: E402
+from conftest import pytest_plugins as SUITE_PLUGINS  # noqa: E402  (the plugin and the suite's fixtures)
 from rackproof_sim.profiles import generated_name  # noqa: E402
 from rackproof_sim.rack import Rack  # noqa: E402
 
@@ -158,7 +159,9 @@ def fixed_cost(rack: Rack, tmp: Path) -> float:
         module = tmp / f"nothing{count}" / "tests_nothing" / "test_nothing.py"   # a tests_ folder: a check
         module.parent.mkdir(parents=True)
         module.write_text(NOTHING.format(count=count))
-        wall, doc = pytest_run(rack, tmp / f"nothing{count}-report", str(module), "--node", "thor-1")
+        # outside the checkout no conftest.py loads the suite's fixtures: named as plugins instead
+        wall, doc = pytest_run(rack, tmp / f"nothing{count}-report", str(module), "--node", "thor-1",
+                               *(f"-p{name}" for name in SUITE_PLUGINS))
         if failed(doc):
             sys.exit(f"bench: {failed(doc)[:3]} failed")
         walls.append(wall)
