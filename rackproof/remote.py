@@ -16,7 +16,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Iterator, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from .http import HttpRequest, HttpResponse, exchange
@@ -26,6 +26,8 @@ from .http import HttpRequest, HttpResponse, exchange
 # logger, propagating or not, in the failure's report; NodeUnreachable's reason already says what
 # happened. Above CRITICAL, paramiko's records are not made at all.
 logging.getLogger("paramiko").setLevel(logging.CRITICAL + 1)
+
+T = TypeVar("T")
 
 
 class NodeUnreachable(Exception):
@@ -404,7 +406,7 @@ class SshTransport:
                     local_port = probe.getsockname()[1]
                 with conn.forward_local(local_port, remote_port=target.port or 80, remote_host=target.hostname,
                                         local_host="127.0.0.1"):
-                    response = exchange(request, timeout, via=("127.0.0.1", local_port))
+                    response = _while_alive(conn, lambda: exchange(request, timeout, via=("127.0.0.1", local_port)))
             except TimeoutError:  # the HTTP answer was late: a connection problem only if the connection died
                 if _alive(conn):
                     raise
@@ -446,6 +448,35 @@ def _drained(channel, deadline: float) -> tuple[str, str]:
             if remaining <= 0:
                 raise TimeoutError
             select.select([channel], [], [], min(remaining, 0.5))
+
+
+# how often a request through a tunnel looks at the SSH connection under it
+_TUNNEL_WATCH_S = 0.2
+
+
+def _while_alive(conn, send: Callable[[], T]) -> T:
+    """send() while the SSH connection under its tunnel lives. A connection that dies leaves the
+    tunnel's socket open (paramiko does not wake fabric's forward), so the request would wait for
+    its whole timeout: it is given up at once instead, and leaving the forward closes the socket,
+    which ends the request's thread."""
+    done: list = []
+    thread = threading.Thread(target=lambda: done.append(_outcome(send)), daemon=True, name="rackproof-request")
+    thread.start()
+    while thread.is_alive():
+        thread.join(_TUNNEL_WATCH_S)
+        if thread.is_alive() and not _alive(conn):
+            raise OSError("the SSH connection closed under the request")
+    value, error = done[0]
+    if error is not None:
+        raise error
+    return value
+
+
+def _outcome(fn: Callable[[], T]) -> tuple[T | None, BaseException | None]:
+    try:
+        return fn(), None
+    except BaseException as e:   # handed to the caller's thread, raised there
+        return None, e
 
 
 def _alive(conn) -> bool:

@@ -222,6 +222,42 @@ def test_a_request_whose_tunnel_closed_twice_is_a_connection_lost_not_a_verdict(
         _answered_through(monkeypatch, ["session closed", "session closed"])
 
 
+def test_a_request_whose_connection_died_under_it_is_given_up_without_waiting_for_its_timeout(monkeypatch):
+    """paramiko does not wake fabric's forward when the connection under it dies: the request's
+    socket stays open and its answer would only be late. The connection is watched instead, and
+    leaving the forward (as fabric's closes its socket) ends the request."""
+    from rackproof import remote
+    from rackproof.http import HttpRequest
+
+    conns, ended_by_the_forward, both_ended = [], [], threading.Event()
+
+    class Dying(_Tunnelled):
+        @contextlib.contextmanager
+        def forward_local(self, *args, **kwargs):
+            self.left = threading.Event()
+            try:
+                yield
+            finally:
+                self.left.set()
+
+    def exchange(request, timeout, via):
+        conn = conns[-1]
+        conn.client.get_transport = lambda: _Transport(False)   # the connection dies while it waits
+        ended_by_the_forward.append(conn.left.wait(timeout))     # as a request's socket closed under it
+        if len(ended_by_the_forward) == 2:
+            both_ended.set()
+        raise OSError("the tunnel's socket closed")
+
+    transport = SshTransport("thor-1", "thor-1", "nvidia", 5.0)
+    monkeypatch.setattr(remote, "exchange", exchange)
+    monkeypatch.setattr(transport, "_connection", lambda notes: conns.append(Dying("answered")) or conns[-1])
+    monkeypatch.setattr(transport, "_forget", lambda conn: None)
+    with pytest.raises(ConnectionLost, match=r"\(the SSH connection closed under the request\); it dropped again"):
+        transport.http(HttpRequest("GET", "http://127.0.0.1:8080/v1/models"), 10.0)
+    assert len(conns) == 2 and all(c.left.is_set() for c in conns)
+    assert both_ended.wait(30) and ended_by_the_forward == [True, True]   # not one waited for its timeout
+
+
 def test_a_late_answer_on_a_live_connection_stays_a_late_answer(monkeypatch):
     with pytest.raises(TimeoutError, match="no complete answer within 10 s"):
         _answered_through(monkeypatch, ["answered"], late=True)
