@@ -16,7 +16,6 @@ hosts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 from . import bondhash, pathmtu, traffic
 from .failure import SLOW_LANE_CAUSES

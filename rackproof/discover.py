@@ -23,7 +23,6 @@ import tomllib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
