@@ -134,10 +134,9 @@ def _source_modules() -> list[str]:
 def _path(name: str) -> Path | None:
     """The source file of a module of the package or of the suite's fixtures (found, not imported)."""
     top, *rest = name.split(".")
-    root = suite_root()
     if top == rackproof.__name__:
         base = PACKAGE.joinpath(*rest)
-    elif top == FIXTURES and root is not None:
+    elif top == FIXTURES and (root := suite_root()) is not None:
         base = root.joinpath(top, *rest)
     else:
         return None

@@ -336,6 +336,7 @@ ADDED = {"sim": "the simulated bench rack is the package rackproof-sim: `pip ins
                 "rackproof checkout (scripts/setup.sh installs it)"}
 
 
+@functools.cache   # read once: main and the parser both ask
 def _added_commands() -> dict[str, EntryPoint | None]:
     found = {entry.name: entry for entry in entry_points(group=COMMANDS_GROUP)}
     return {name: found.get(name) for name in ADDED}

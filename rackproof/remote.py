@@ -14,6 +14,7 @@ import socket
 import subprocess
 import threading
 import time
+from concurrent import futures
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator, Protocol, TypeVar
@@ -459,24 +460,15 @@ def _while_alive(conn, send: Callable[[], T]) -> T:
     tunnel's socket open (paramiko does not wake fabric's forward), so the request would wait for
     its whole timeout: it is given up at once instead, and leaving the forward closes the socket,
     which ends the request's thread."""
-    done: list = []
-    thread = threading.Thread(target=lambda: done.append(_outcome(send)), daemon=True, name="rackproof-request")
-    thread.start()
-    while thread.is_alive():
-        thread.join(_TUNNEL_WATCH_S)
-        if thread.is_alive() and not _alive(conn):
-            raise OSError("the SSH connection closed under the request")
-    value, error = done[0]
-    if error is not None:
-        raise error
-    return value
-
-
-def _outcome(fn: Callable[[], T]) -> tuple[T | None, BaseException | None]:
+    pool = futures.ThreadPoolExecutor(1, thread_name_prefix="rackproof-request")
     try:
-        return fn(), None
-    except BaseException as e:   # handed to the caller's thread, raised there
-        return None, e
+        request = pool.submit(send)
+        while not futures.wait([request], _TUNNEL_WATCH_S).done:
+            if not _alive(conn):
+                raise OSError("the SSH connection closed under the request")
+        return request.result()   # its answer, or what it raised
+    finally:
+        pool.shutdown(wait=False)
 
 
 def _alive(conn) -> bool:
