@@ -115,12 +115,13 @@ def set_stream(side, key, value):
     damaged(lambda document: document["end"].pop("streams")),
     damaged(lambda document: document["start"]["test_start"].__setitem__("num_streams", 10**6)),
     damaged(lambda document: document["end"]["sum_sent"].__setitem__("retransmits", 2**64)),
+    damaged(lambda document: document["end"]["sum_sent"].__setitem__("bits_per_second", 10**400)),
     sample("iperf3_J_local_3.12_P4.json").replace("4072603306.238961", "Infinity", 1),
     sample("iperf3_J_local_3.12_P4.json").replace("4072603306.238961", "NaN", 1),
     sample("iperf3_J_local_3.12_P4.json").replace("4072603306.238961", "1e999", 1),
 ], ids=["huge rate", "negative rate", "rate as text", "huge retransmits", "negative retransmits",
         "stream of an unknown socket", "port above 65535", "a stream missing", "no end.streams",
-        "a million streams", "retransmits past 64 bits", "Infinity", "NaN", "1e999"])
+        "a million streams", "retransmits past 64 bits", "an integer rate past a float", "Infinity", "NaN", "1e999"])
 def test_damaged_per_stream_figures_are_refused(text):
     with pytest.raises(ParseError):
         parse_iperf3(text)

@@ -61,6 +61,8 @@ def parse_iperf3(json_text: str) -> IperfResult:
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
         # TestResult indexes the document blindly; a missing part surfaces as one of these
         raise ParseError(TOOL, f"incomplete iperf3 JSON ({type(error).__name__}: {error})", json_text) from error
+    except OverflowError as error:   # an integer figure past a float's range: TestResult divides it
+        raise ParseError(TOOL, f"a figure too large to be a rate ({error})", json_text) from None
     except RecursionError as error:
         # a document nested nearly as deep as the first decoding could go: encoding it again
         # and TestResult's decoding run a few frames deeper and overflow
