@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from .inventory import Node
+from .inventory import Cx7Interface, Node
 
 CHECK = "test_cluster_addresses_are_unique"
 
@@ -57,3 +57,20 @@ def _ip(address: str) -> str:
     """The address without its prefix, written one way (an IPv4-mapped IPv6 address is the IPv4 one)."""
     ip = ipaddress.ip_interface(address).ip
     return str(ip.ipv4_mapped or ip) if ip.version == 6 else str(ip)
+
+
+def peers(nodes: list[Node], name: str) -> dict[str, str]:
+    """Cluster address -> name of every other addressed node."""
+    return {n.ip: n.name for n in nodes if n.address and n.name != name}
+
+
+def cx7_peers(nodes: list[Node], name: str, address: str) -> list[tuple[Node, Cx7Interface]]:
+    """The other nodes' CX7 interfaces on the subnet of `address`."""
+    net = ipaddress.ip_interface(address).network
+    return [(n, c) for n in nodes if n.name != name for c in n.cx7 if ipaddress.ip_interface(c.address).network == net]
+
+
+def cx7_links(sender: Node, receiver: Node) -> list[tuple[Cx7Interface, Cx7Interface]]:
+    """(sender's, receiver's) CX7 interface on each subnet the two share."""
+    return [(s, d) for s in sender.cx7 for d in receiver.cx7
+            if ipaddress.ip_interface(s.address).network == ipaddress.ip_interface(d.address).network]

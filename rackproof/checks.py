@@ -1,7 +1,8 @@
 """The suite's checks as source: where they are, and which probes each one runs (for `rackproof
 probes`). Read from the code, not from a run: a check uses a probe when its test function, a
-fixture it asks for, or a library function either of them calls (followed through imports and
-module attributes, transitively) names the probe. A method called on an object has no known type
+fixture it asks for, the plan entry it reads (`planned("key")`: fixtures/plan.py's PLAN), or a
+library function any of them calls (followed through imports and module attributes,
+transitively) names the probe. A method called on an object has no known type
 here: every library class's method of that name is followed (a builtin's name, d.get, never),
 which can only add checks to a probe, never leave one out.
 """
@@ -22,6 +23,8 @@ from .probe import Probe
 PACKAGE = Path(rackproof.__file__).parent
 FOLDERS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
 FIXTURES = "fixtures"       # the suite's fixtures, beside its tests
+PLAN_MODULE = f"{FIXTURES}.plan"   # the measurement plan's entries (PLAN), which a check reads with planned("key")
+PLANNED = "planned:"
 
 Ref = tuple[str, str]   # (module, top-level name)
 # a call of one of these is taken for the builtin's (d.get, s.add, f.read), never followed
@@ -62,6 +65,10 @@ class _Module:
         for node in tree.body:
             for defined in _defined(node):
                 self.defs.setdefault(defined, []).append(node)
+            if name == PLAN_MODULE and _defined(node) == ["PLAN"] and isinstance(node.value, ast.List):
+                for entry in node.value.elts:   # each plan entry: what `planned("its key")` measured
+                    if isinstance(entry, ast.Call) and entry.args and isinstance(entry.args[0], ast.Constant):
+                        self.defs[f"{PLANNED}{entry.args[0].value}"] = [entry]
             if isinstance(node, ast.ClassDef):   # its methods apart: "Class.method"
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -90,6 +97,9 @@ class _Module:
                     found.add(("<method>", node.func.attr))
                 elif isinstance(node, ast.arg) and self.asks_fixtures:
                     found.add(("<fixture>", node.arg))
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "planned" \
+                        and node.args and isinstance(node.args[0], ast.Constant):
+                    found.add((PLAN_MODULE, f"{PLANNED}{node.args[0].value}"))
         return found - {(self.name, name)}
 
     def resolve(self, local: str) -> set[Ref]:

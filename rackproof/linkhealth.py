@@ -6,9 +6,9 @@ The counters are the node's, of what its end received: a lane that only sent und
 tested one way) is judged on what came back meanwhile; the switch's counters of the other
 direction are not read.
 
-The counters before load are noted by the throughput tests themselves, once per lane and run,
-in a folder the run's processes share (xdist workers too); the checks that judge them run after
-the throughput tests (the plugin orders them last) and hold the node's lock while reading.
+The run's measurement plan (rackproof.plan) notes the counters of every loaded node's lanes
+before its first throughput round, in the run's private folder, and reads them again after
+its last; the checks only judge the change.
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ class LoadLedger:
         return self.directory / f"{node}@{lane}.json"
 
     def note(self, host: Host, lanes: list[str]) -> None:
-        """Before a throughput test: the counters of those of `lanes` not noted yet in this run
-        (the test holds the node's lock: no other test notes this node meanwhile)."""
+        """Before the first load: the counters of those of `lanes` not noted yet in this run."""
         new = [lane for lane in lanes if not self._path(host.name, lane).exists()]
         if not new:
             return
@@ -78,7 +77,7 @@ class LoadLedger:
         try:
             noted = {lane: asdict(counters) for lane, counters in read(host, new).items()}
         except (ProbeFailed, NodeUnreachable, NoAnswer) as e:
-            # the throughput test goes on; the check of these lanes says why it cannot judge them
+            # the load goes on; the check of these lanes says why it cannot judge them
             noted = {lane: {"unreadable": str(e).splitlines()[0]} for lane in new}
         for lane, entry in noted.items():
             path = self._path(host.name, lane)
@@ -132,7 +131,7 @@ def _grown(before: int | None, after: int | None) -> int | None:
 
 def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Expect) -> Change:
     """The lane's counters now against the ones before the run's first load on it; NotVerified
-    when no throughput test carried load over it (or too little: under a second at its rate)."""
+    when no throughput measurement carried load over it (or too little: under a second at its rate)."""
     before = ledger.before(host.name, lane)
     if before is None:
         raise NotVerified(where, WHAT, "no throughput test carried load over it in this run",

@@ -52,11 +52,13 @@ class LockBusy(Exception):
 
 
 @contextmanager
-def holding(directory: Path, names: Sequence[str], shared: bool = False, wait: float = LOCK_WAIT_S) -> Iterator[None]:
+def holding(directory: Path, names: Sequence[str], shared: bool = False, wait: float | None = None) -> Iterator[None]:
     """Hold the lock of every name, taken in sorted order (no deadlock), released on exit;
     `shared` locks may be held by several tests at once, but not beside an exclusive one.
-    `directory` is the cluster's (rackproof.runfolder.cluster_locks); no lock is waited on past `wait`."""
+    `directory` is the cluster's (rackproof.runfolder.cluster_locks); no lock is waited on past
+    `wait` (LOCK_WAIT_S unless given)."""
     handles = []
+    wait = LOCK_WAIT_S if wait is None else wait
     deadline = time.monotonic() + wait
     try:
         for name in sorted(set(names)):

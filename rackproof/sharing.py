@@ -12,6 +12,7 @@ from itertools import combinations
 from typing import Callable
 
 from .inventory import ClusterAtStep, Reservation
+from .probes.accounts import PASSWD
 from .probes.sockets import Listener, scope
 from .probes.systemd import UNLIMITED, UserUnit
 
@@ -111,3 +112,9 @@ def unexpected_listeners(listeners: tuple[Listener, ...], cluster_addresses: set
             continue
         unexpected.append(listener)
     return unexpected
+
+
+def with_logins(host, holders: list[str]) -> dict:
+    """login -> its account on `host` (a rackproof.host.Host), for the slice holders that have a
+    login there (a missing one is test_holders_have_logins' failure, not every other check's)."""
+    return {login: account for login, account in host.read_each(PASSWD, holders).items() if account}

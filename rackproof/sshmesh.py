@@ -37,15 +37,23 @@ def tried(hosts: dict[str, Host], ssh_names: dict[str, str], seconds: float, fan
     return at_once(names, fan_out, log, workers=len(names))
 
 
-def attempt(source: Host, part: Part[dict[str, SshAttempt]], peer: str, seconds: float, fanout: int) -> Result:
-    """`peer`'s row of the source's fan-out, as a Result of `ssh PEER hostname`: the fan-out's
-    evidence and the row's own go to the current test (a source that could not be reached
-    raises here, in each of its pairs' checks)."""
-    log = source.remote.log
-    rows = part.get(log)
-    row = rows[peer]
-    command = str(SSH_HOSTNAME.command(seconds=f"{seconds:g}", peer=peer))
-    started = part.evidence[0].started if part.evidence else 0.0
-    log.add(Evidence(source.name, command, row.exit_status, row.stdout, row.stderr, 0.0, started,
-                     note=f"one row of {source.name}'s fan-out to its {len(rows)} peers ({fanout} at a time)"))
-    return Result(command, row.exit_status, row.stdout, row.stderr, 0.0)
+def rows(hosts: dict[str, Host], ssh_names: dict[str, str], pairs: list[tuple[str, str]], seconds: float,
+         fanout: int, log: EvidenceLog) -> dict[tuple[str, str], Part[Result]]:
+    """Every pair's row of the whole mesh, tried at once: as a Result of `ssh PEER hostname` run
+    on the source, with the source's fan-out and the row as evidence (a source that could not be
+    reached is each of its pairs' error)."""
+    tried_by = tried(hosts, ssh_names, seconds, fanout, log)
+    command = {peer: str(SSH_HOSTNAME.command(seconds=f"{seconds:g}", peer=peer)) for peer in ssh_names.values()}
+    found = {}
+    for source, target in pairs:
+        part, peer = tried_by[source], ssh_names[target]
+        if part.error is not None:
+            found[(source, target)] = Part(None, part.error, part.evidence)
+            continue
+        row = part.value[peer]
+        started = part.evidence[0].started if part.evidence else 0.0
+        own = Evidence(source, command[peer], row.exit_status, row.stdout, row.stderr, 0.0, started,
+                       note=f"one row of {source}'s fan-out to its {len(part.value)} peers ({fanout} at a time)")
+        found[(source, target)] = Part(Result(command[peer], row.exit_status, row.stdout, row.stderr, 0.0), None,
+                                       [*part.evidence, own])
+    return found

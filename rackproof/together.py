@@ -1,24 +1,18 @@
-"""Measure a group at once, judge each part in its own test.
+"""Measure a group at once, each part with its own evidence and its own answer.
 
-Some checks cost little per part once the group is measured together: every node's SSH attempts
-to all its peers (one command per node, all nodes at once), or a round of throughput pairs in
-which every node sends once and receives once. The first test of a group measures the whole
-group, every part in its own thread with its own evidence; each test of the group then judges
-its part from what was kept, with that part's evidence. Under pytest-xdist the workers share
-the kept results as JSON in the run's private folder, under a lock per group: one worker
-measures, the others read.
+Some measurements cost little per part once the group is measured together: every node's SSH
+attempts to all its peers (one command per node, all nodes at once), or a round of throughput
+pairs in which every node sends once and receives once. Each part runs in its own thread and
+keeps its own evidence; an exception is that part's answer (rackproof.plan keeps the parts, and
+each check judges its own).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Generic, Hashable, Sequence, TypeVar
 
-from . import portable, schedule
 from .remote import Evidence, EvidenceLog
 
 K = TypeVar("K", bound=Hashable)
@@ -56,33 +50,3 @@ def at_once(keys: Sequence[K], measure: Callable[[K], T], log: EvidenceLog, work
         return {}
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(keys)))) as pool:
         return dict(zip(keys, pool.map(one, keys)))
-
-
-class Kept:
-    """Groups measured once per run: in memory, and in `directory` (the run's private folder,
-    rackproof.runfolder: one JSON file per group) when the run's xdist workers share it; None
-    keeps them in this process only."""
-
-    def __init__(self, directory: Path | None):
-        self.directory = directory
-        self._here: dict[str, object] = {}
-
-    def get(self, group: str, measure: Callable[[], T]) -> T:
-        """The group's results: measured by the first test that asks, in any worker."""
-        if group in self._here:
-            return self._here[group]
-        if self.directory is None:
-            found = self._here[group] = measure()
-            return found
-        name = hashlib.sha256(group.encode()).hexdigest()[:24]
-        path = self.directory / f"{name}.json"
-        with schedule.holding(self.directory, [f"kept-{name}"]):   # the other workers wait for the one measuring
-            if path.exists():
-                found = portable.loads(path.read_text())
-            else:
-                found = measure()
-                partial = path.with_suffix(".partial")
-                partial.write_text(portable.dumps(found))
-                os.replace(partial, path)
-        self._here[group] = found
-        return found

@@ -12,16 +12,15 @@ import threading
 
 import pytest
 
-from fixtures.load import RoundPair
-from fixtures.targets import EngineTarget
+from fixtures.plan import PLAN
 from rackproof.plugin.evidence import CHECK_ERRORS
-from rackproof import serving
+from rackproof import plan
 from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
 from rackproof.inventory import FINISHED, parse_inventory
 from rackproof.references import measured
+from rackproof.targets import EngineTarget, Pair
 from rackproof.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
-from rackproof.together import Kept
 from selftests.robustness import sample
 from selftests.suite import EXAMPLES
 from selftests.test_remote import ssh_remote
@@ -256,11 +255,14 @@ DEVICES = ("rocep1s0f1", "roceP2p1s0f1")
 
 
 def roce_check(hosts, tmp_path):
-    """The check of spark-1 -> spark-2, its round of one pair measured in this process."""
-    cluster = SPARK_PAIR.at(FINISHED)
-    pair = RoundPair(hosts["spark-1"], hosts["spark-2"], [("spark-1", "spark-2")], "roce", hosts, cluster,
-                     tmp_path / "locks", None, Kept(None))
-    return cx7_checks.test_roce_bandwidth_over_the_port, pair, SPARK_PAIR, measure_in(SPARK_PAIR)
+    """The check of spark-1 -> spark-2, its plan entry run in this process for that pair alone."""
+    (entry,) = [e for e in PLAN if e.key == "cx7.roce"]
+    log = hosts["spark-1"].remote.log
+    results = plan.run([entry], {entry.key: [("spark-1", "spark-2")]},
+                       plan.Context(SPARK_PAIR.at(FINISHED), hosts, log, tmp_path / "locks"))
+    pair = Pair(hosts["spark-1"], hosts["spark-2"])
+    return (cx7_checks.test_roce_bandwidth_over_the_port, pair, measure_in(SPARK_PAIR),
+            lambda key: results.part(key, "spark-1->spark-2").get(log))
 
 
 def nccl_check(hosts):

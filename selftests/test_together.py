@@ -1,12 +1,10 @@
 """rackproof.together: a group measured at once, each part with its own evidence and its own
-exception; kept once per run, and shared by processes (xdist workers) as JSON in the run's
-private folder (rackproof.portable: nothing unpickled, no name outside rackproof built)."""
+exception; what crosses the run's processes (the plan's results, to xdist workers) as JSON
+(rackproof.portable: nothing unpickled, no name outside rackproof built)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ from rackproof.host import ProbeFailed
 from rackproof.probes import ParseError
 from rackproof.probes.iperf import IperfResult, IperfStream
 from rackproof.remote import ChannelRefused, CommandTimeout, ConnectionLost, Evidence, EvidenceLog, NodeUnreachable, Result
-from rackproof.together import Kept, Part, at_once
+from rackproof.together import Part, at_once
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -43,34 +41,6 @@ def test_parts_run_at_the_same_time_each_with_its_own_evidence_and_exception():
     with pytest.raises(NodeUnreachable, match="thor-3 is unreachable: no route"):
         parts["thor-3"].get(log)
     assert [e.command for e in test_sink] == ["iperf3 -c thor-2", "iperf3 -c thor-3"]
-
-
-def test_a_group_is_measured_once_per_process():
-    kept, calls = Kept(None), []
-    assert kept.get("round 1", lambda: calls.append(1) or {"a": 1}) == {"a": 1}
-    assert kept.get("round 1", lambda: calls.append(1) or {"a": 2}) == {"a": 1}
-    assert calls == [1]
-
-
-WORKER = """
-import sys, time
-from pathlib import Path
-from rackproof.together import Kept
-def measure():
-    Path(sys.argv[2]).open("a").write("measured\\n")
-    time.sleep(0.5)        # the other worker asks meanwhile, and waits
-    return {"thor-1->thor-2": 24.1e9}
-print(Kept(Path(sys.argv[1])).get("test_iperf3_one_stream:link_pair:0", measure))
-"""
-
-
-def test_workers_share_a_group_one_measures_the_others_wait_and_read(tmp_path):
-    calls = tmp_path / "calls"
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path / "kept"), str(calls)], cwd=REPO,
-                                stdout=subprocess.PIPE, text=True) for _ in range(3)]
-    outputs = [w.communicate(timeout=30)[0] for w in workers]
-    assert outputs == ["{'thor-1->thor-2': 24100000000.0}\n"] * 3
-    assert calls.read_text() == "measured\n"
 
 
 @pytest.mark.parametrize("error", [
@@ -114,8 +84,8 @@ def test_a_planted_file_names_nothing_outside_rackproof_and_runs_nothing(planted
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
 def test_a_checks_lanes_measured_at_once_are_each_judged_from_their_own_answer(pytester, workers):
-    """The at_once fixture: test_lane_link_detected reads every lane of the check at once; each
-    lane's test has its own lane's command only, and only the lane that is down fails."""
+    """The plan reads every lane of test_lane_link_detected at once; each lane's test has its own
+    lane's command only, and only the lane that is down fails."""
     from selftests.report_suite import run_report
     from selftests.suite import REPLAYS
     run = run_report(pytester, "--replay", str(REPLAYS / "thor5-lane-down-fec-mismatch"), *workers,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rackproof import addressing, pathmtu
+from rackproof import addressing
 from rackproof.failure import Failure
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.system import HOSTNAME
@@ -69,8 +69,8 @@ def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory):
                       + ": " + ", ".join(f"{k}: {v}" for k, v in mtus.items()),
                       cause="jumbo frames set on some nodes only; a mismatch drops large packets silently")
 
-def test_packets_of_the_mtu_cross_whole_and_no_larger(cluster_node, inventory, hosts, at_once):
-    problems = at_once(lambda node: pathmtu.problems_of(node, inventory, hosts))
+def test_packets_of_the_mtu_cross_whole_and_no_larger(cluster_node, planned):
+    problems = planned("node.path_mtu")
     if problems:
         raise Failure(cluster_node.name, "packets of the MTU with don't-fragment (ping -M do): " + "; ".join(problems),
                       cause="set the same MTU on every cluster interface and the switch ports (jumbo frames)")

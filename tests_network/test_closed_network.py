@@ -9,7 +9,6 @@ from rackproof import addressing, sharing
 from rackproof.capabilities import CLOSED_NETWORK
 from rackproof.failure import Failure
 from rackproof.probes.sockets import LISTENING_PROCESSES
-from rackproof.probes.sshcheck import OFFERED_METHODS
 from rackproof.probes.sysctl import SYSCTL
 
 pytestmark = [pytest.mark.step(9), pytest.mark.capability(CLOSED_NETWORK)]
@@ -42,10 +41,9 @@ def test_nothing_unexpected_listens(network_node, inventory):
                   "the one address it serves, or name it in [closed_network] allow")
 
 
-def test_password_login_is_off(network_node, inventory, at_once):
+def test_password_login_is_off(network_node, planned):
     node = network_node
-    offered = at_once(lambda each: each.read_each(OFFERED_METHODS, addressing.cluster_addresses([each.spec]),
-                                                  seconds=f"{inventory.ssh.connect_timeout:g}"))
+    offered = planned("node.offered_methods")
     open_ = {address: methods for address, methods in offered.items()
              if {"password", "keyboard-interactive"} & set(methods)}
     if open_:

@@ -4,11 +4,9 @@ and a netplan file that survives a reboot. (Spark playbook; "Prueba mínima de a
 Steps as on a Thor shelf: 1 the cable and link, 2 addresses, 3 speed and bandwidth, 4 what
 needs SSH between the nodes (NCCL's mpirun)."""
 
-import ipaddress
-
 import pytest
 
-from rackproof import traffic
+from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, judge
 from rackproof.probes.ethtool import ETHTOOL
@@ -55,17 +53,10 @@ def test_cx7_speed(cx7, inventory):
                       "port's speed)")
 
 
-def _peer_on_subnet(inventory, node_name, address):
-    net = ipaddress.ip_interface(address).network
-    return [(n, c) for n in inventory.nodes if n.name != node_name for c in n.cx7
-            if ipaddress.ip_interface(c.address).network == net]
-
-
 @pytest.mark.step(2)
-def test_cx7_ping_on_its_subnet(cx7, inventory, measure, at_once):
-    peers = _peer_on_subnet(inventory, cx7.host.name, cx7.spec.address)
-    replies = at_once(lambda target: target.host.ping(
-        [c.address.split("/")[0] for _, c in _peer_on_subnet(inventory, target.host.name, target.spec.address)]))
+def test_cx7_ping_on_its_subnet(cx7, inventory, measure, planned):
+    peers = addressing.cx7_peers(inventory.nodes, cx7.host.name, cx7.spec.address)
+    replies = planned("cx7.peer_pings")
     for (node, c), r in zip(peers, replies.values()):
         if r.rtt_avg_ms is not None:
             measure("rtt", f"{cx7.host.name} -> {node.name} ({c.name})", r.rtt_avg_ms, "ms")
@@ -74,22 +65,15 @@ def test_cx7_ping_on_its_subnet(cx7, inventory, measure, at_once):
                           cause="the peer's interface is Down or unaddressed, or the two ends are on different subnets")
 
 
-def _links(src, dst) -> list:
-    """(sender's, receiver's) CX7 interface on each subnet the two share."""
-    return [(s, d) for s in src.spec.cx7 for d in dst.spec.cx7
-            if ipaddress.ip_interface(s.address).network == ipaddress.ip_interface(d.address).network]
-
-
 @pytest.mark.step(3)
 @pytest.mark.capability(MULTI_NODE)
-def test_roce_bandwidth_over_the_port(cx7_pair, inventory, measure):
+def test_roce_bandwidth_over_the_port(cx7_pair, measure, planned):
     link_pair = cx7_pair
     src, dst = link_pair.src, link_pair.dst
-    links = _links(src, dst)
+    links = addressing.cx7_links(src.spec, dst.spec)
     if not links:
         raise Failure(link_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
-    seconds = inventory.expect.iperf_seconds
-    results = cx7_pair.measured(lambda s, d: traffic.ib_write_bw(s, d, _links(s, d), seconds=seconds))
+    results = planned("cx7.roce")
     names = [f"{s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
     for name, r in zip(names, results):
         measure("roce.link", f"{src.name} {name}", r.gbits_average, "Gb/s")

@@ -10,9 +10,9 @@ from rackproof.failure import judge
 
 @pytest.mark.step(3)
 @pytest.mark.after_load
-def test_lane_error_counters_under_load(loaded_lane, inventory, measure, guards, load_ledger):
+def test_lane_error_counters_under_load(loaded_lane, inventory, measure, guards, planned):
     guards(*capabilities.lane(inventory, loaded_lane.host.spec))
-    change = linkhealth.since_load(load_ledger, loaded_lane.host, loaded_lane.name, loaded_lane.where, inventory.expect)
+    change = planned("lane.counters_under_load")
     linkhealth.fail_on_errors(change, loaded_lane.where)
     if change.corrected_per_gb is not None:
         m = measure("lane.fec_corrected", loaded_lane.where, change.corrected_per_gb, "blocks/GB")

@@ -2,19 +2,15 @@
 
 import pytest
 
+from rackproof import addressing
 from rackproof.failure import Failure
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
 
-def peers_of(node, inventory) -> dict[str, str]:
-    """address -> name of every other addressed node."""
-    return {n.ip: n.name for n in inventory.nodes if n.address and n.name != node.name}
-
-
-def test_reaches_every_peer(cluster_node, inventory, measure, at_once):
-    peers = peers_of(cluster_node, inventory)
-    replies = at_once(lambda node: node.ping(peers_of(node, inventory)))
+def test_reaches_every_peer(cluster_node, inventory, measure, planned):
+    peers = addressing.peers(inventory.nodes, cluster_node.name)
+    replies = planned("node.peer_pings")
     for ip, result in replies.items():
         if result.rtt_avg_ms is not None:
             measure("rtt", f"{cluster_node.name} -> {peers[ip]}", result.rtt_avg_ms, "ms")

@@ -21,10 +21,9 @@ def _figures(r) -> str:
 
 @pytest.mark.step(3)
 @pytest.mark.capability("cluster network bandwidth")
-def test_iperf3_one_stream(link_pair, inventory, measure):
+def test_iperf3_one_stream(link_pair, inventory, measure, planned):
     src, dst = link_pair.src, link_pair.dst
-    floor = reference("lane.rate").bound_in("bit/s", inventory.expect)
-    runs = link_pair.measured(lambda s, d: traffic.attempts(s, d, d.spec.ip, floor, inventory.expect.iperf_seconds))
+    runs = planned("lane.one_stream")
     result = traffic.best(runs)
     for other in runs:
         if other is not result:   # the short attempt, kept for the report
@@ -44,13 +43,12 @@ def test_iperf3_one_stream(link_pair, inventory, measure):
 
 @pytest.mark.step(8)
 @pytest.mark.capability("bonded bandwidth")
-def test_iperf3_bonded_four_streams(link_pair, inventory, measure):
+def test_iperf3_bonded_four_streams(link_pair, inventory, measure, planned):
     src, dst = link_pair.src, link_pair.dst
     if not (inventory.bonded(src.spec) and inventory.bonded(dst.spec)):
         pytest.skip(f"{link_pair.where}: not both bonded in the inventory")
     lanes = bondrate.lanes_of(src.spec, dst.spec)
-    run = bondrate.BondedRate.of(src, dst, inventory,
-                                 link_pair.measured(lambda s, d: bondrate.attempts(s, d, inventory)))
+    run = bondrate.BondedRate.of(src, dst, inventory, planned("bond.four_streams"))
     for other in run.others:   # the attempt with streams sharing a lane, kept for the report
         measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)

@@ -11,9 +11,8 @@ pytestmark = [pytest.mark.step(1), pytest.mark.capability(CABLING, blocks=True)]
 
 
 @pytest.mark.platform("thor")
-def test_lane_is_in_its_planned_port(lane, inventory, at_once):
-    heard = at_once(lambda target: cabling.heard(target.host, inventory.cluster.user))
-    cabling.check_lane(inventory, lane.host.spec, lane.spec, heard)
+def test_lane_is_in_its_planned_port(lane, inventory, planned):
+    cabling.check_lane(inventory, lane.host.spec, lane.spec, planned("lane.heard"))
 
 
 @pytest.mark.platform("spark")

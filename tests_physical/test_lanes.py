@@ -4,7 +4,6 @@ import pytest
 
 from rackproof import capabilities
 from rackproof.failure import SLOW_LANE_CAUSES, Failure
-from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.fec import FEC
 
 
@@ -13,14 +12,9 @@ def _lane_capability(lane, inventory, guards):
     guards(*capabilities.lane(inventory, lane.host.spec))
 
 
-def link_of(at_once):
-    """ethtool's facts of the check's lane, every lane of the check read at once."""
-    return at_once(lambda lane: lane.host.read(ETHTOOL, interface=lane.name))
-
-
 @pytest.mark.step(1)
-def test_lane_link_detected(lane, at_once):
-    link = link_of(at_once)
+def test_lane_link_detected(lane, planned):
+    link = planned("lane.link")
     if not link.link_detected:
         found = "no" if link.link_detected is False else "not reported"
         raise Failure(
@@ -29,19 +23,19 @@ def test_lane_link_detected(lane, at_once):
             "to another speed, or the FEC mode differs between the switch port and the Thor")
 
 
-def linked(lane, at_once):
+def linked(lane, planned):
     """ethtool facts of a lane that has a link; a dead lane is failed by test_lane_link_detected,
     and its speed and FEC cannot be judged until it links."""
-    link = link_of(at_once)
+    link = planned("lane.link")
     if not link.link_detected:
         pytest.skip(f"{lane.where} has no link (see test_lane_link_detected); speed and FEC are judged once it links")
     return link
 
 
 @pytest.mark.step(3)
-def test_lane_speed(lane, inventory, at_once):
+def test_lane_speed(lane, inventory, planned):
     expected = inventory.expect.lane_speed_mbps
-    link = linked(lane, at_once)
+    link = linked(lane, planned)
     found = f"{link.speed_mbps}Mb/s" if link.speed_mbps else "Speed: Unknown! (no link)"
     if link.speed_mbps != expected:
         raise Failure(lane.where, "lane speed", f"{expected}Mb/s", found, SLOW_LANE_CAUSES.get(
@@ -49,9 +43,9 @@ def test_lane_speed(lane, inventory, at_once):
 
 
 @pytest.mark.step(3)
-def test_lane_fec(lane, inventory, at_once):
+def test_lane_fec(lane, inventory, planned):
     expected = inventory.switch.fec
-    linked(lane, at_once)
+    linked(lane, planned)
     fec = lane.host.read(FEC, interface=lane.name)
     if expected not in fec.active:
         raise Failure(lane.where, "active FEC mode (ethtool --show-fec)", f"{expected}, as set on the switch port",

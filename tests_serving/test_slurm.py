@@ -60,9 +60,9 @@ def test_partition_has_a_time_limit(slurm_controller, inventory):
                       "PartitionName line of slurm.conf (and DefaultTime=), then `sudo scontrol reconfigure`")
 
 
-def test_munge_credentials_decode_on_the_controller(node, inventory, at_once):
+def test_munge_credentials_decode_on_the_controller(node, inventory, planned):
     controller = inventory.slurm.controller
-    decoded = at_once(lambda each: slurm.decoded_on_controller(each, controller, inventory.ssh.connect_timeout))
+    decoded = planned("node.munge_decoded")
     if not decoded.ok:
         finding = slurm.munge_finding(node.name, controller, decoded)
         raise Failure(node.name, f"a munge credential made on {node.name}, decoded on {controller}", "Success (0)",

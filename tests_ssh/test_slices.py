@@ -12,7 +12,6 @@ from rackproof.probes.accounts import PASSWD, PROCESSES
 from rackproof.probes.netplan import MODE_OWNER
 from rackproof.probes.sudo import SUDO_RULES
 from rackproof.probes.system import CLOCK
-from rackproof.probes.systemd import USER_JOBS
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slices"), pytest.mark.capability(PRIVATE_SLICES)]
 
@@ -23,12 +22,6 @@ def test_reservations_do_not_overlap(every_node, inventory):
         raise Failure("calendar", f"{len(found)} overlapping reservation{'s' * (len(found) != 1)}: "
                       + "; ".join(map(str, found)),
                       cause="a node is one person's at a time: move one of the windows")
-
-
-def _with_logins(node, holders) -> dict:
-    """login -> its account, for the slice holders that have a login on the node (a missing one
-    is test_holders_have_logins' failure, not a failure of every other check)."""
-    return {login: account for login, account in node.read_each(PASSWD, holders).items() if account}
 
 
 def test_holders_have_logins(node, inventory):
@@ -52,9 +45,9 @@ def test_only_the_holder_runs_during_a_window(node, inventory):
                       cause="a job that outlived its window (start jobs with RuntimeMaxSec)")
 
 
-def test_every_job_has_a_time_limit(node, inventory, at_once):
+def test_every_job_has_a_time_limit(node, planned):
     problems = []
-    jobs = at_once(lambda each: each.read_each(USER_JOBS, _with_logins(each, inventory.slices.holders)))
+    jobs = planned("node.user_jobs")
     for login, units in jobs.items():
         problems += [f"{unit} of {login}" for unit in sharing.without_time_limit(units)]
     if problems:
@@ -65,7 +58,7 @@ def test_every_job_has_a_time_limit(node, inventory, at_once):
 
 def test_slice_holders_have_no_sudo(node, inventory):
     with_sudo = {login: rules for login, rules in
-                 node.read_each(SUDO_RULES, _with_logins(node, inventory.slices.holders)).items() if rules}
+                 node.read_each(SUDO_RULES, sharing.with_logins(node, inventory.slices.holders)).items() if rules}
     if with_sudo:
         raise Failure(node.name, "slice holders with sudo: " + "; ".join(
             f"{login} may run {', '.join(rules)}" for login, rules in with_sudo.items()),
@@ -74,7 +67,7 @@ def test_slice_holders_have_no_sudo(node, inventory):
 
 
 def test_homes_are_private(node, inventory):
-    accounts = _with_logins(node, inventory.slices.holders)
+    accounts = sharing.with_logins(node, inventory.slices.holders)
     modes = node.read_each(MODE_OWNER, sorted({a.home for a in accounts.values()}))
     problems = []
     for login, account in accounts.items():

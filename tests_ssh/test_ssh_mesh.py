@@ -15,8 +15,8 @@ pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
 
 
 @pytest.mark.step(4)
-def test_passwordless_ssh(pair, inventory, guards, ssh_mesh):
-    result = ssh_mesh.attempt(pair)
+def test_passwordless_ssh(pair, inventory, guards, planned):
+    result = planned("pair.ssh")
     unreached = unreached_host(result.stderr) if not result.ok else None
     led_to = pair.src.read(GETENT_HOSTS, names=[unreached]).get(unreached, ()) if unreached else ()
     address = next((a for a in led_to if a in {c.ip for c in pair.dst.spec.cx7}), None)

@@ -8,6 +8,7 @@ fixtures/, which conftest.py loads.
 
     options    command-line options, markers, the inventory, which checks are in scope
     params     the checks' parameters (one item per node, lane, pair, ...), the run's folder and locks
+    planning   the measurement plan: run by the controller before the first check, its results
     evidence   what a check leaves: commands run, figures, capability, its message
     report     the acceptance report (one folder per run) and the verdict's coverage
     scheduling xdist: tests dealt to workers one at a time (--maxschedchunk 1)
@@ -17,10 +18,14 @@ from __future__ import annotations
 
 import pytest
 
-from . import evidence, options, params, report, scheduling
+from . import evidence, options, params, planning, report, scheduling
 # every test's own evidence and the whole rack a disruptive check holds: found on this module
 from .evidence import _collect_evidence  # noqa: F401
 from .params import _whole_rack  # noqa: F401
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    planning.add_hooks(pluginmanager)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,6 +53,7 @@ def pytest_configure_node(node) -> None:   # pytest-xdist, on the controller: a 
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    planning.close_hosts(config)
     report.finish(config)
     params.remove_locks(config)
     params.remove_run_folder(config)
@@ -60,7 +66,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     options.keep_in_scope(config, items)
     params.drop_empty(config, items)
-    params.after_load_last(config, items)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -69,6 +74,16 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     report.share_collection(session)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    planning.run_here(session)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids) -> None:   # pytest-xdist, on the controller
+    planning.run_for_workers(node.config, ids)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

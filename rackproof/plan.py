@@ -1,0 +1,188 @@
+"""Measure once, judge many: the run's measurement plan.
+
+Before the first check runs, the controller (the pytest process; pytest-xdist's controller,
+never a worker) builds the plan from the checks it selected and runs it phase by phase:
+
+    facts       every read-only measurement of every target, all at once (ethtool, LLDP, pings)
+    mesh        every node's SSH to all its peers, all nodes at once
+    load        throughput rounds, one measurement after the other: in a round every node sends
+                once and receives once (lanes are full duplex), the round's nodes locked; the
+                lanes' error counters noted before the first round when a check judges them
+    after load  the lanes' error counters again
+
+An entry measures one thing for every target of the checks that judge it (`checks`, by name;
+their parameter kind is the entry's). What a target gave, its value or its exception with its
+evidence, is kept under (entry key, target id); a check asks for its own (`Results.part`) and
+judges it. The results reach pytest-xdist's workers as JSON in the run's private folder
+(rackproof.portable): the workers only judge.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from . import kinds, portable, schedule, together
+from .host import Host
+from .inventory import ClusterAtStep
+from .linkhealth import LoadLedger
+from .remote import Evidence, EvidenceLog
+from .targets import target
+from .together import Part
+
+
+class Phase(IntEnum):
+    FACTS = 1
+    MESH = 2
+    LOAD = 3
+    AFTER_LOAD = 4
+
+
+@dataclass
+class Context:
+    """What a plan's measurements run with."""
+    cluster: ClusterAtStep
+    hosts: dict[str, Host]
+    log: EvidenceLog
+    node_locks: Path                      # the cluster's lock folder (rackproof.runfolder)
+    ledger: LoadLedger | None = None      # the lanes' counters before load, when a check judges them
+    noted: dict[str, list[Evidence]] = field(default_factory=dict)   # node -> its counters' evidence
+
+
+Measure = Callable[[list[tuple], Context], dict[tuple, Part]]
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str                    # what it measures: "lane.link", "lane.one_stream"
+    phase: Phase
+    kind: str                   # its checks' parameter kind (rackproof.kinds)
+    checks: tuple[str, ...]     # the checks that judge it, by name
+    measure: Measure            # every wanted value of the kind -> its Part
+
+
+def each(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
+    """fn(target, context) for every target at once, each with its own evidence and exception."""
+    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        return together.at_once(values, lambda value: fn(target(kind, value, ctx.hosts, ctx.cluster), ctx),
+                                ctx.log, workers=len(values))
+    return Entry(key, phase, kind, tuple(checks), measure)
+
+
+def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Host, Context], object]) -> Entry:
+    """fn(sender, receiver, context) for every ordered pair, a round at a time (rackproof.kinds),
+    the round's pairs at once, its nodes locked against other runs on the cluster."""
+    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        wanted, found = set(values), {}
+        for round_ in kinds.rounds(kind, ctx.cluster):
+            pairs = [pair for pair in round_ if pair in wanted]
+            if not pairs:
+                continue
+            try:
+                with schedule.holding(ctx.node_locks, sorted({name for pair in pairs for name in pair})):
+                    found.update(together.at_once(pairs, lambda p: fn(ctx.hosts[p[0]], ctx.hosts[p[1]], ctx), ctx.log,
+                                                  workers=len(pairs)))
+            except schedule.LockBusy as e:   # another run holds these nodes: not measured, and said so
+                found.update({pair: Part(None, e, []) for pair in pairs})
+        return found
+    return Entry(key, Phase.LOAD, kind, tuple(checks), measure)
+
+
+def after_load(key: str, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
+    """fn(lane, context) after the last load, each lane with its node's counters noted before
+    the first as evidence too."""
+    inner = each(key, Phase.AFTER_LOAD, kind, checks, fn)
+
+    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        parts = inner.measure(values, ctx)
+        return {value: Part(part.value, part.error, ctx.noted.get(value[0], []) + part.evidence)
+                for value, part in parts.items()}
+    return Entry(key, Phase.AFTER_LOAD, kind, tuple(checks), measure)
+
+
+class NotMeasured(Exception):
+    """A check asked for what the run's plan did not measure."""
+
+
+@dataclass
+class Results:
+    parts: dict[tuple[str, str], Part]     # (entry key, target id) -> what it gave
+
+    def part(self, key: str, target_id: str) -> Part:
+        try:
+            return self.parts[(key, target_id)]
+        except KeyError:
+            raise NotMeasured(f"{key} of {target_id}: not measured by the run's plan (the plan measures for the "
+                              "checks collected before the run starts)") from None
+
+    def dumps(self) -> str:
+        return portable.dumps(self.parts)
+
+    @classmethod
+    def loads(cls, text: str) -> Results:
+        parts = portable.loads(text)
+        if not isinstance(parts, dict) or not all(isinstance(p, Part) for p in parts.values()):
+            raise portable.Unportable("not a plan's results")
+        return cls(parts)
+
+
+def selected(test_id: str) -> tuple[str, str]:
+    """(check name, target id) of a collected test's id: "tests_x/test_y.py::test_z[thor-1->thor-2]"."""
+    function, bracket, rest = test_id.partition("[")     # a target id may hold "::", never "["
+    return function.rsplit("::", 1)[-1], rest[:-1] if bracket else ""
+
+
+def wanted(entries: Iterable[Entry], test_ids: Iterable[str], cluster: ClusterAtStep) -> dict[str, list[tuple]]:
+    """Each entry's values that a selected check judges, in the kind's order."""
+    chosen: dict[str, set[str]] = {}
+    for check, target_id in map(selected, test_ids):
+        chosen.setdefault(check, set()).add(target_id)
+    found = {}
+    for entry in entries:
+        ids = set().union(*(chosen.get(check, set()) for check in entry.checks))
+        kind = kinds.KINDS[entry.kind]
+        values = [value for value in kind.values(cluster) if kind.id(value) in ids]
+        if values:
+            found[entry.key] = values
+    return found
+
+
+def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> Results:
+    """The plan, phase by phase; the measurements of a phase at once, the loads one after another.
+    An entry that fails as a whole (a bug) is every one of its targets' error, never the run's."""
+    kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
+    parts: dict[tuple[str, str], Part] = {}
+
+    def measured(entry: Entry) -> dict[tuple, Part]:
+        values = wanted[entry.key]
+        try:
+            return entry.measure(values, ctx)
+        except Exception as e:
+            return {value: Part(None, e, []) for value in values}
+
+    with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive check meanwhile
+        for phase in Phase:
+            todo = [entry for entry in entries if entry.phase == phase and wanted.get(entry.key)]
+            if phase is Phase.LOAD and todo and ctx.ledger is not None:
+                _note_counters(todo, wanted, ctx)
+            if phase is Phase.LOAD:
+                done = [measured(entry) for entry in todo]
+            else:
+                with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+                    done = list(pool.map(measured, todo))
+            for entry, found in zip(todo, done):
+                for value, part in found.items():
+                    parts[(entry.key, kind_of[entry.key].id(value))] = part
+    return Results(parts)
+
+
+def _note_counters(loads: list[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> None:
+    """Every loaded node's lanes' counters before the first round, all nodes at once."""
+    nodes = sorted({name for entry in loads for pair in wanted[entry.key] for name in pair})
+    lanes = {name: [lane.name for node, lane in ctx.cluster.lanes if node.name == name] for name in nodes}
+    noted = together.at_once(nodes, lambda name: ctx.ledger.note(ctx.hosts[name], lanes[name]), ctx.log,
+                             workers=len(nodes))
+    ctx.noted.update({name: part.evidence for name, part in noted.items()})

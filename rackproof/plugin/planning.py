@@ -1,0 +1,109 @@
+"""The run's measurement plan (rackproof.plan), run by the controller before the first check:
+the pytest process itself, or pytest-xdist's controller once its workers have collected (it
+collects nothing itself: it learns the checks from their ids), never a worker. The suite names
+its entries through the `pytest_rackproof_plan` hook (fixtures/plan.py); the results stay in this
+process for a serial run, and go to the workers as JSON in the run's private folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .options import INVENTORY, RECORDING, run_step
+from .params import EVIDENCE_LOG, RUN_FOLDER, lock_dir_of
+from rackproof import plan, portable
+from rackproof.host import Host, connect
+from rackproof.linkhealth import LoadLedger
+from rackproof.ownservers import OwnServers
+from rackproof.remote import EvidenceLog
+
+RESULTS = pytest.StashKey[plan.Results]()
+HOSTS = pytest.StashKey[dict[str, Host]]()
+RESULTS_FILE = "plan.json"
+
+
+class HookSpecs:
+    @pytest.hookspec(firstresult=True)
+    def pytest_rackproof_plan(self) -> list[plan.Entry]:
+        """The suite's measurement plan: its entries (fixtures/plan.py)."""
+
+
+def add_hooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(HookSpecs)
+
+
+def evidence_log(config: pytest.Config) -> EvidenceLog:
+    return config.stash.setdefault(EVIDENCE_LOG, EvidenceLog())
+
+
+def hosts(config: pytest.Config) -> dict[str, Host]:
+    """The run's hosts in this process: made once, closed when the run ends (close_hosts)."""
+    if HOSTS not in config.stash:
+        folder = config.stash.get(RUN_FOLDER, None)
+        config.stash[HOSTS] = connect(config.stash[INVENTORY], evidence_log(config), replay=config.stash[RECORDING],
+                                      record=config.getoption("record"),
+                                      servers=OwnServers(folder and folder / "servers"), step=run_step(config))
+    return config.stash[HOSTS]
+
+
+def close_hosts(config: pytest.Config) -> None:
+    if HOSTS in config.stash:
+        for host in config.stash[HOSTS].values():
+            host.remote.close()
+        del config.stash[HOSTS]
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def run_here(session: pytest.Session) -> None:
+    """A run without workers: the plan for its collected checks, before the first."""
+    config = session.config
+    if INVENTORY in config.stash and not _is_worker(config) and not config.option.collectonly \
+            and config.pluginmanager.getplugin("dsession") is None:
+        config.stash[RESULTS] = _run(config, [item.nodeid for item in session.items])
+
+
+def run_for_workers(config: pytest.Config, ids) -> None:
+    """pytest-xdist's controller, as a worker's collection arrives (every worker collects the same
+    checks): the plan once, written for the workers before xdist hands out the first check."""
+    if INVENTORY not in config.stash or RESULTS in config.stash:
+        return
+    results = config.stash[RESULTS] = _run(config, list(ids))
+    close_hosts(config)   # the workers make their own connections
+    path = config.stash[RUN_FOLDER] / RESULTS_FILE
+    partial = path.with_suffix(".partial")
+    partial.write_text(results.dumps())
+    os.replace(partial, path)
+
+
+def _run(config: pytest.Config, test_ids: list[str]) -> plan.Results:
+    entries = config.hook.pytest_rackproof_plan() or []
+    cluster = config.stash[INVENTORY].at(run_step(config))
+    wanted = plan.wanted(entries, test_ids, cluster)
+    if not wanted:
+        return plan.Results({})
+    judges_load = any(entry.phase is plan.Phase.AFTER_LOAD and entry.key in wanted for entry in entries)
+    ledger = LoadLedger(config.stash[RUN_FOLDER] / "load") if judges_load else None
+    ctx = plan.Context(cluster, hosts(config), evidence_log(config), lock_dir_of(config.stash[INVENTORY]), ledger)
+    return plan.run(entries, wanted, ctx)
+
+
+def results_of(config: pytest.Config) -> plan.Results:
+    """What the run's plan measured: this process's own, or a worker's copy of the controller's."""
+    if RESULTS not in config.stash:
+        config.stash[RESULTS] = _read(config.stash[RUN_FOLDER] / RESULTS_FILE)
+    return config.stash[RESULTS]
+
+
+def _read(path: Path) -> plan.Results:
+    try:
+        return plan.Results.loads(path.read_text())
+    except FileNotFoundError:
+        return plan.Results({})      # nothing planned: each check that asks is told so
+    except portable.Unportable as e:   # the controller's own file in the run's private folder: never expected
+        raise plan.NotMeasured(f"{path}: {e}") from None

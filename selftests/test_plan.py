@@ -1,0 +1,166 @@
+"""rackproof.plan: the run's measurements, built from the selected checks and run by the controller
+before the first check, phase by phase; every check only judges what it was given."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from fixtures.plan import PLAN
+from rackproof import plan, portable, schedule
+from rackproof.inventory import FINISHED, load_inventory
+from rackproof.remote import Evidence, EvidenceLog, NodeUnreachable
+from rackproof.together import Part
+from selftests.suite import EXAMPLES, REPLAYS, run_suite
+
+THOR5 = load_inventory(EXAMPLES / "thor5.toml").at(FINISHED)
+
+
+def test_a_test_id_names_its_check_and_target():
+    assert plan.selected("tests_network/test_throughput.py::test_iperf3_one_stream[thor-1->thor-2]") == \
+        ("test_iperf3_one_stream", "thor-1->thor-2")
+    assert plan.selected("tests_x/test_y.py::test_z[a::b]") == ("test_z", "a::b")
+    assert plan.selected("tests_x/test_y.py::test_whole") == ("test_whole", "")
+
+
+def test_only_the_selected_checks_targets_are_measured_in_the_kinds_order():
+    ids = ["tests_physical/test_lanes.py::test_lane_speed[thor-2:mgbe1_0]",
+           "tests_physical/test_lanes.py::test_lane_fec[thor-1:mgbe0_0]",
+           "tests_ssh/test_ssh_mesh.py::test_same_login_on_every_node[thor-1]"]
+    assert plan.wanted(PLAN, ids, THOR5) == {"lane.link": [("thor-1", "mgbe0_0"), ("thor-2", "mgbe1_0")]}
+
+
+def test_every_entry_names_checks_of_the_suite_that_ask_for_it():
+    """An entry no check judges, or a check that asks for a key no entry measures, is a mistake."""
+    from pathlib import Path
+    from selftests.suite import REPO
+    sources = {p.stem: p.read_text() for p in REPO.glob("tests_*/test_*.py")}
+    everything = "\n".join(sources.values())
+    for entry in PLAN:
+        for check in entry.checks:
+            assert f"def {check}(" in everything, (entry.key, check)
+        assert f'planned("{entry.key}")' in everything, entry.key
+    assert len({entry.key for entry in PLAN}) == len(PLAN)
+    assert Path(plan.__file__).name == "plan.py"
+
+
+def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
+    def measure(values, ctx):
+        seen.append((key, "start", time.monotonic()))
+        if fails:
+            raise fails
+        if meet:
+            meet.wait()     # only passes when the other measurement of its phase runs meanwhile
+        time.sleep(seconds)
+        seen.append((key, "end", time.monotonic()))
+        return {value: Part(f"{key}:{value}", None, []) for value in values}
+    return plan.Entry(key, phase, kind, ("test_x",), measure)
+
+
+def test_phases_run_in_order_facts_together_and_loads_one_after_another(tmp_path):
+    seen, both = [], threading.Barrier(2, timeout=5)
+    entries = [_recorder("load.b", plan.Phase.LOAD, "link_pair", seen), _recorder("after", plan.Phase.AFTER_LOAD, "lane", seen),
+               _recorder("facts.a", plan.Phase.FACTS, "node", seen, meet=both),
+               _recorder("facts.b", plan.Phase.FACTS, "lane", seen, meet=both),
+               _recorder("mesh", plan.Phase.MESH, "pair", seen), _recorder("load.a", plan.Phase.LOAD, "link_pair", seen)]
+    wanted = {e.key: [("thor-1", "thor-2")] if "pair" in e.kind else [("thor-1", "mgbe0_0")] for e in entries}
+    wanted["facts.a"] = [("thor-1",)]
+    results = plan.run(entries, wanted, plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks"))
+    order = [key for key, what, _ in seen if what == "start"]
+    assert set(order[:2]) == {"facts.a", "facts.b"} and order[2:] == ["mesh", "load.b", "load.a", "after"]
+    assert not both.broken       # the two facts ran side by side
+    times = {(key, what): at for key, what, at in seen}
+    assert times[("load.a", "start")] >= times[("load.b", "end")]
+    assert results.part("load.a", "thor-1->thor-2").get(EvidenceLog()) == "load.a:('thor-1', 'thor-2')"
+    assert results.part("facts.a", "thor-1").value == "facts.a:('thor-1',)"
+
+
+def test_an_entry_that_breaks_is_each_of_its_targets_error_never_the_runs(tmp_path):
+    seen = []
+    entries = [_recorder("broken", plan.Phase.FACTS, "node", seen, fails=KeyError("a bug")),
+               _recorder("fine", plan.Phase.FACTS, "node", seen)]
+    results = plan.run(entries, {"broken": [("thor-1",), ("thor-2",)], "fine": [("thor-1",)]},
+                       plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks"))
+    for node in ("thor-1", "thor-2"):
+        with pytest.raises(KeyError, match="a bug"):
+            results.part("broken", node).get(EvidenceLog())
+    assert results.part("fine", "thor-1").value == "fine:('thor-1',)"
+    with pytest.raises(plan.NotMeasured, match="fine of thor-2: not measured by the run's plan"):
+        results.part("fine", "thor-2")
+
+
+def test_a_round_whose_nodes_another_run_holds_is_not_measured_and_says_so(tmp_path, monkeypatch):
+    locks = tmp_path / "locks"
+    monkeypatch.setattr(schedule, "LOCK_WAIT_S", 0.2)
+    calls = []
+    entry = plan.in_rounds("lane.one_stream", "link_pair", ("test_iperf3_one_stream",),
+                           lambda s, d, ctx: calls.append((s, d)))
+    held, go = threading.Event(), threading.Event()
+
+    def other_run():
+        with schedule.holding(locks, ["thor-1"], wait=5):
+            held.set()
+            go.wait(5)
+    other = threading.Thread(target=other_run)
+    other.start()
+    held.wait(5)
+    try:
+        # the thor-1 -> thor-2 round waits for the other run's lock, at most its bound
+        measured = entry.measure([("thor-1", "thor-2")], plan.Context(THOR5, {"thor-1": "h1", "thor-2": "h2"},
+                                                                      EvidenceLog(), locks))
+    finally:
+        go.set()
+        other.join()
+    assert calls == []
+    assert isinstance(measured[("thor-1", "thor-2")].error, schedule.LockBusy)
+
+
+def test_results_cross_to_the_workers_as_json_and_nothing_else(tmp_path):
+    evidence = [Evidence("thor-1", "ethtool mgbe0_0", 0, "Link detected: yes", "", 0.01, 1.5e9)]
+    results = plan.Results({("lane.link", "thor-1:mgbe0_0"): Part(("up",), None, evidence),
+                            ("lane.link", "thor-2:mgbe0_0"): Part(None, NodeUnreachable("thor-2", "no route"), [])})
+    again = plan.Results.loads(results.dumps())
+    assert again.parts[("lane.link", "thor-1:mgbe0_0")] == results.parts[("lane.link", "thor-1:mgbe0_0")]
+    assert str(again.part("lane.link", "thor-2:mgbe0_0").error) == "thor-2 is unreachable: no route"
+    with pytest.raises(portable.Unportable):
+        plan.Results.loads(portable.dumps({("lane.link", "thor-1:mgbe0_0"): "not a part"}))
+
+
+SPY = """
+import os
+from rackproof import plan
+_run = plan.run
+def _note(line):
+    with open(os.environ["RACKPROOF_PLAN_CALLS"], "a") as calls:
+        calls.write(line + "\\n")
+def pytest_configure(config):
+    _note(f"{os.getpid()} {'worker' if hasattr(config, 'workerinput') else 'controller'}")
+def run(*args, **kwargs):
+    _note(f"{os.getpid()} ran the plan")
+    return _run(*args, **kwargs)
+plan.run = run
+"""
+
+
+def _who_ran_the_plan(calls) -> list[str]:
+    lines = calls.read_text().splitlines()
+    roles = dict(line.split(" ", 1) for line in lines if not line.endswith("ran the plan"))
+    return [roles[line.split()[0]] for line in lines if line.endswith("ran the plan")]
+
+
+@pytest.mark.parametrize("replay", ["thor5-healthy", "thor5-lane-down-fec-mismatch", "thor5-ssh-thor2-to-thor4"])
+def test_the_controller_measures_once_and_workers_only_judge_to_the_same_outcomes(pytester, monkeypatch, replay):
+    (pytester.path / "plan_spy.py").write_text(SPY)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")])))
+    outcomes = {}
+    for workers in ((), ("-n", "2")):
+        calls = pytester.path / f"calls{len(workers)}"
+        monkeypatch.setenv("RACKPROOF_PLAN_CALLS", str(calls))
+        run = run_suite(pytester, "-p", "plan_spy", "--replay", str(REPLAYS / replay), *workers)
+        assert _who_ran_the_plan(calls) == ["controller"], run.output
+        outcomes[workers] = run.outcomes
+    assert outcomes[()] == outcomes[("-n", "2")]
+    assert len(outcomes[()]) > 250
