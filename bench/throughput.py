@@ -35,8 +35,9 @@ from rackproof_sim.rack import Rack  # noqa: E402
 
 TESTS = "tests_network/test_throughput.py"
 THROUGHPUT_CHECKS = ("test_iperf3_one_stream", "test_iperf3_bonded_four_streams")
-# the counters are read as batches (linkhealth.read: Host.read_each), the throughput checks' only ones
+# the counters are read as batches (linkhealth.read: Host.read_each), and judged by this check
 COUNTER_PROBES = (BATCH.name,)
+COUNTERS_CHECK = "test_lane_error_counters_under_load"
 
 
 def run_suite(rack: Rack, junit: Path, *extra: str, whole: bool = False) -> tuple[float, Path]:
@@ -59,13 +60,16 @@ def run_suite(rack: Rack, junit: Path, *extra: str, whole: bool = False) -> tupl
 
 def counters(report: Path) -> float:
     """Seconds the lanes' counters take once: the slowest node's counter reads before the first
-    load (they are the throughput checks' evidence), from the run's results.json."""
+    load, from the run's results.json (the plan gives them to each of the node's lanes' link-health
+    checks, beside the reads after the load)."""
+    tests = json.loads((report / "results.json").read_text())["tests"]
+    load_started = min((ev["started"] for t in tests if t["check"] in THROUGHPUT_CHECKS for ev in t["evidence"]),
+                       default=float("inf"))
+    before = {(ev["node"], ev["started"], ev["command"]): ev["duration"] for t in tests if t["check"] == COUNTERS_CHECK
+              for ev in t["evidence"] if ev["probe"] in COUNTER_PROBES and ev["started"] < load_started}
     per_node: dict[str, float] = {}
-    for test in json.loads((report / "results.json").read_text())["tests"]:
-        if test["check"] in THROUGHPUT_CHECKS:
-            for ev in test["evidence"]:
-                if ev["probe"] in COUNTER_PROBES:
-                    per_node[ev["node"]] = per_node.get(ev["node"], 0.0) + ev["duration"]
+    for (node, _, _), duration in before.items():
+        per_node[node] = per_node.get(node, 0.0) + duration
     return max(per_node.values(), default=0.0)
 
 
