@@ -3,12 +3,13 @@
 Before the first check runs, the controller (the pytest process; pytest-xdist's controller,
 never a worker) builds the plan from the checks it selected and runs it phase by phase:
 
-    facts       every read-only measurement of every target, all at once (ethtool, LLDP, pings)
+    facts       every read-only measurement of every target, all at once (ethtool, LLDP, pings),
+                and the lanes' error counters before any load when a check judges them
     mesh        every node's SSH to all its peers, all nodes at once
     load        throughput rounds, one measurement after the other: in a round every node sends
-                once and receives once (lanes are full duplex), the round's nodes locked; the
-                lanes' error counters noted before the first round when a check judges them
+                once and receives once (lanes are full duplex), the round's nodes locked
     after load  the lanes' error counters again
+    serving     the engines' answers, every node's at once, one engine at a time on a node (its GPU)
 
 An entry measures one thing for every target of the checks that judge it (`checks`, by name;
 their parameter kind is the entry's). What a target gave, its value or its exception with its
@@ -39,6 +40,7 @@ class Phase(IntEnum):
     MESH = 2
     LOAD = 3
     AFTER_LOAD = 4
+    SERVING = 5
 
 
 @dataclass
@@ -89,6 +91,23 @@ def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Ho
                 found.update({pair: Part(None, e, []) for pair in pairs})
         return found
     return Entry(key, Phase.LOAD, kind, tuple(checks), measure)
+
+
+def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
+    """fn(target, context) for every target of a node-first kind, in turns: a turn takes one
+    target of each node at once, so a node's targets (its engines, which share its GPU) go one
+    after another."""
+    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        by_node: dict[str, list[tuple]] = {}
+        for value in values:
+            by_node.setdefault(value[0], []).append(value)
+        found: dict[tuple, Part] = {}
+        for turn in range(max(map(len, by_node.values()), default=0)):
+            these = [mine[turn] for mine in by_node.values() if turn < len(mine)]
+            found.update(together.at_once(these, lambda value: fn(target(kind, value, ctx.hosts, ctx.cluster), ctx),
+                                          ctx.log, workers=len(these)))
+        return found
+    return Entry(key, phase, kind, tuple(checks), measure)
 
 
 def after_load(key: str, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
@@ -164,15 +183,18 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
             return {value: Part(None, e, []) for value in values}
 
     with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive check meanwhile
+        loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
         for phase in Phase:
             todo = [entry for entry in entries if entry.phase == phase and wanted.get(entry.key)]
-            if phase is Phase.LOAD and todo and ctx.ledger is not None:
-                _note_counters(todo, wanted, ctx)
             if phase is Phase.LOAD:
                 done = [measured(entry) for entry in todo]
             else:
-                with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+                with ThreadPoolExecutor(max_workers=len(todo) + 1) as pool:
+                    noting = pool.submit(_note_counters, loads, wanted, ctx) \
+                        if phase is Phase.FACTS and loads and ctx.ledger is not None else None   # before any load
                     done = list(pool.map(measured, todo))
+                    if noting is not None:
+                        noting.result()
             for entry, found in zip(todo, done):
                 for value, part in found.items():
                     parts[(entry.key, kind_of[entry.key].id(value))] = part
@@ -180,7 +202,8 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
 
 
 def _note_counters(loads: list[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> None:
-    """Every loaded node's lanes' counters before the first round, all nodes at once."""
+    """Every loaded node's lanes' counters before the first round, all nodes at once (a node that
+    cannot be read is noted as such: the ledger keeps why)."""
     nodes = sorted({name for entry in loads for pair in wanted[entry.key] for name in pair})
     lanes = {name: [lane.name for node, lane in ctx.cluster.lanes if node.name == name] for name in nodes}
     noted = together.at_once(nodes, lambda name: ctx.ledger.note(ctx.hosts[name], lanes[name]), ctx.log,

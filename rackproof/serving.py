@@ -132,6 +132,27 @@ def chat(host: Host, base_url: str, model: str, expect: Expect, auth: Auth = NO_
     return Chat(response, stream, None)
 
 
+@dataclass(frozen=True)
+class EngineAnswers:
+    """What an engine answered when asked from `via` (the agent's node): the models it lists,
+    its health once it listed its model, and a short streamed chat once it was healthy."""
+    via: str
+    models: HttpResponse
+    listed: tuple[str, ...] | None
+    health: HttpResponse | None
+    chat: Chat | None
+
+
+def engine_answers(via: Host, base_url: str, model: str, expect: Expect) -> EngineAnswers:
+    response, listed = models(via, base_url)
+    if response.status != 200 or not (listed and model in listed):
+        return EngineAnswers(via.name, response, listed, None, None)
+    health = get(via, f"{base_url}/health")
+    if health.status != 200:
+        return EngineAnswers(via.name, response, listed, health, None)
+    return EngineAnswers(via.name, response, listed, health, chat(via, base_url, model, expect))
+
+
 def judge_first_token(m: Measurement, where: str) -> Measurement:
     """The time to first token against its bound, in seconds as a person counts them: "first
     token after 20.1 s (bound 5 s)"."""

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import re
 import socket
+import tempfile
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,7 @@ from rackproof import plan
 from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
 from rackproof.inventory import FINISHED, parse_inventory
+from rackproof.kinds import KINDS
 from rackproof.references import measured
 from rackproof.targets import EngineTarget, Pair
 from rackproof.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
@@ -148,9 +151,19 @@ def engine_on(hosts, node: str) -> EngineTarget:
     return EngineTarget(hosts[node], spec, THOR_PAIR.engine_url(spec))
 
 
+def planned(key: str, value: tuple, hosts, inventory):
+    """A check's `planned`: its plan entry run in this process for that one target (its locks in
+    a folder of its own, gone after)."""
+    (entry,) = [e for e in PLAN if e.key == key]
+    log = next(iter(hosts.values())).remote.log
+    with tempfile.TemporaryDirectory() as locks:
+        results = plan.run([entry], {key: [value]}, plan.Context(inventory.at(FINISHED), hosts, log, Path(locks)))
+    return lambda asked: results.part(asked, KINDS[entry.kind].id(value)).get(log)
+
+
 def engine_check(hosts):
-    return (engine_checks.test_engine_answers_from_the_agent_node, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
-            measure_in(THOR_PAIR))
+    return (engine_checks.test_engine_answers_from_the_agent_node, engine_on(hosts, "thor-2"), measure_in(THOR_PAIR),
+            planned("engine.answers", ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
 
 
 def agent_check(hosts):
@@ -254,15 +267,10 @@ GOOD_RUN = sample("ib_write_bw_dgx_spark_client_run_infinitely.txt")
 DEVICES = ("rocep1s0f1", "roceP2p1s0f1")
 
 
-def roce_check(hosts, tmp_path):
+def roce_check(hosts):
     """The check of spark-1 -> spark-2, its plan entry run in this process for that pair alone."""
-    (entry,) = [e for e in PLAN if e.key == "cx7.roce"]
-    log = hosts["spark-1"].remote.log
-    results = plan.run([entry], {entry.key: [("spark-1", "spark-2")]},
-                       plan.Context(SPARK_PAIR.at(FINISHED), hosts, log, tmp_path / "locks"))
-    pair = Pair(hosts["spark-1"], hosts["spark-2"])
-    return (cx7_checks.test_roce_bandwidth_over_the_port, pair, measure_in(SPARK_PAIR),
-            lambda key: results.part(key, "spark-1->spark-2").get(log))
+    return (cx7_checks.test_roce_bandwidth_over_the_port, Pair(hosts["spark-1"], hosts["spark-2"]),
+            measure_in(SPARK_PAIR), planned("cx7.roce", ("spark-1", "spark-2"), hosts, SPARK_PAIR))
 
 
 def nccl_check(hosts):
@@ -271,14 +279,14 @@ def nccl_check(hosts):
 
 def test_roce_and_nccl_pass_on_good_runs(tmp_path):
     hosts = spark_hosts(dict.fromkeys(DEVICES, GOOD_RUN), tmp_path=tmp_path)
-    for run, *args in (roce_check(hosts, tmp_path), nccl_check(hosts)):
+    for run, *args in (roce_check(hosts), nccl_check(hosts)):
         run(*args)
 
 
 @pytest.mark.parametrize("answer", [EMPTY, TIMED_OUT, UNPARSEABLE])
 def test_a_roce_figure_that_could_not_be_measured_is_never_a_pass(tmp_path, answer):
     perftest = answer if answer == TIMED_OUT else {DEVICES[0]: GOOD_RUN, DEVICES[1]: PERFTEST_BAD[answer]}
-    failure(*roce_check(spark_hosts(perftest, tmp_path=tmp_path), tmp_path))
+    failure(*roce_check(spark_hosts(perftest, tmp_path=tmp_path)))
 
 
 @pytest.mark.parametrize("answer", [EMPTY, TIMED_OUT, UNPARSEABLE])
@@ -288,7 +296,7 @@ def test_an_nccl_figure_that_could_not_be_measured_is_never_a_pass(tmp_path, ans
 
 def test_a_roce_run_with_a_header_and_no_result_names_the_link_and_the_gid_index(tmp_path):
     header_only = GOOD_RUN.split(" 65536 ", 1)[0]   # as with a GID index that does not route
-    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: header_only}, tmp_path=tmp_path), tmp_path))
+    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: header_only}, tmp_path=tmp_path)))
     assert "ib_write_bw -d roceP2p1s0f1 -x 3" in message and "192.168.101.11" in message
     assert "(from enP2p1s0f1np1 to spark-2 enP2p1s0f1np1)" in message
     assert "header and no result row" in message and "GID index 3 (-x 3)" in message
@@ -297,7 +305,7 @@ def test_a_roce_run_with_a_header_and_no_result_names_the_link_and_the_gid_index
 
 def test_a_slow_logical_link_is_named_by_interface_and_device(tmp_path):
     slow = GOOD_RUN.replace("97.2", "41.2")
-    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: slow}, tmp_path=tmp_path), tmp_path))
+    message = failure(*roce_check(spark_hosts({DEVICES[0]: GOOD_RUN, DEVICES[1]: slow}, tmp_path=tmp_path)))
     assert "spark-1 enP2p1s0f1np1 (roceP2p1s0f1) -> spark-2 enP2p1s0f1np1 (roceP2p1s0f1): 41.2" in message
     assert "carries less than its share of the port" in message
 

@@ -4,7 +4,6 @@ import pytest
 
 from rackproof import capabilities
 from rackproof.failure import SLOW_LANE_CAUSES, Failure
-from rackproof.probes.fec import FEC
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +45,7 @@ def test_lane_speed(lane, inventory, planned):
 def test_lane_fec(lane, inventory, planned):
     expected = inventory.switch.fec
     linked(lane, planned)
-    fec = lane.host.read(FEC, interface=lane.name)
+    fec = planned("lane.fec")
     if expected not in fec.active:
         raise Failure(lane.where, "active FEC mode (ethtool --show-fec)", f"{expected}, as set on the switch port",
                       ", ".join(fec.active) or "none reported",

@@ -36,21 +36,21 @@ def test_engine_listens_on_its_cluster_address(engine, inventory):
         raise Failure(engine.where, "listen address", f"{expected}:{port}",
                       ", ".join(f"{a}:{port}" for a in addresses), "the server was started with another --host")
 
-def test_engine_answers_from_the_agent_node(engine, inventory, hosts, measure):
-    via = hosts[inventory.agent.node] if inventory.agent else engine.host
-    response, models = serving.models(via, engine.url)
-    seen_from = f"(from {via.name})"
+def test_engine_answers_from_the_agent_node(engine, measure, planned):
+    answers = planned("engine.answers")
+    response, models = answers.models, answers.listed
+    seen_from = f"(from {answers.via})"
     if response.status != 200:
         raise Failure(engine.where, f"GET /v1/models {seen_from} answered {response.status or 'nothing'}: "
                       f"{response.text[:200].strip()}", cause=serving.engine_answer_cause('/v1/models', response.status))
     if not (models and engine.spec.model in models):
         raise Failure(engine.where, f"models listed by GET /v1/models {seen_from}", engine.spec.model,
                       ", ".join(models or ()) or "none", "the server loaded another model folder")
-    health = serving.get(via, f"{engine.url}/health")
+    health = answers.health
     if health.status != 200:
         raise Failure(engine.where, f"GET /health {seen_from} answered {health.status or 'nothing'}, after "
                       "/v1/models answered", cause=serving.engine_answer_cause('/health', health.status))
-    chat = serving.chat(via, engine.url, engine.spec.model, inventory.expect)
+    chat = answers.chat
     if chat.problem is not None:
         raise Failure(engine.where, f"a short streamed chat completion {seen_from} did not come whole: {chat.problem}, "
                       "although /v1/models and /health answered", cause=serving.engine_chat_cause(chat))
