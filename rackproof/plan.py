@@ -9,7 +9,9 @@ never a worker) builds the plan from the checks it selected and runs it phase by
     load        throughput rounds, one measurement after the other: in a round every node sends
                 once and receives once (lanes are full duplex), the round's nodes locked
     after load  the lanes' error counters again
-    serving     the engines' answers, every node's at once, one engine at a time on a node (its GPU)
+    serving     the engines' answers, then the models through the agent, then the comparison of a
+                model through the agent with the same one on its node: one entry after another,
+                every node's engine at once, one engine at a time on a node (its GPU)
 
 An entry measures one thing for every target of the checks that judge it (`checks`, by name;
 their parameter kind is the entry's). What a target gave, its value or its exception with its
@@ -51,6 +53,7 @@ class Context:
     log: EvidenceLog
     node_locks: Path                      # the cluster's lock folder (rackproof.runfolder)
     ledger: LoadLedger | None = None      # the lanes' counters before load, when a check judges them
+    access_key: Callable[[], str] | None = None   # the agent's key (a secret of the run), read when first needed
     noted: dict[str, list[Evidence]] = field(default_factory=dict)   # node -> its counters' evidence
 
 
@@ -93,14 +96,15 @@ def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Ho
     return Entry(key, Phase.LOAD, kind, tuple(checks), measure)
 
 
-def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
-    """fn(target, context) for every target of a node-first kind, in turns: a turn takes one
-    target of each node at once, so a node's targets (its engines, which share its GPU) go one
+def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object],
+                 shares: Callable[[tuple], str] = lambda value: value[0]) -> Entry:
+    """fn(target, context) for every target, in turns: a turn takes one target of each node at
+    once, so the targets that share a node (`shares`: its engines, which share its GPU) go one
     after another."""
     def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         by_node: dict[str, list[tuple]] = {}
         for value in values:
-            by_node.setdefault(value[0], []).append(value)
+            by_node.setdefault(shares(value), []).append(value)
         found: dict[tuple, Part] = {}
         for turn in range(max(map(len, by_node.values()), default=0)):
             these = [mine[turn] for mine in by_node.values() if turn < len(mine)]
@@ -169,11 +173,15 @@ def wanted(entries: Iterable[Entry], test_ids: Iterable[str], cluster: ClusterAt
     return found
 
 
+ONE_AT_A_TIME = (Phase.LOAD, Phase.SERVING)     # what shares a lane or a GPU: one entry after another
+
+
 def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> Results:
-    """The plan, phase by phase; the measurements of a phase at once, the loads one after another.
-    An entry that fails as a whole (a bug) is every one of its targets' error, never the run's."""
+    """The plan, phase by phase; a phase's entries at once, but the loads' and the engines' one
+    after another. An entry that fails as a whole (a bug) is every one of its targets'
+    error, never the run's."""
     kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
-    parts: dict[tuple[str, str], Part] = {}
+    loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
 
     def measured(entry: Entry) -> dict[tuple, Part]:
         values = wanted[entry.key]
@@ -182,22 +190,24 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
         except Exception as e:
             return {value: Part(None, e, []) for value in values}
 
+    def phase_run(phase: Phase) -> dict[tuple[str, str], Part]:
+        todo = [entry for entry in entries if entry.phase == phase and wanted.get(entry.key)]
+        if phase in ONE_AT_A_TIME:
+            done = [measured(entry) for entry in todo]
+        else:
+            with ThreadPoolExecutor(max_workers=len(todo) + 1) as pool:
+                noting = pool.submit(_note_counters, loads, wanted, ctx) \
+                    if phase is Phase.FACTS and loads and ctx.ledger is not None else None   # before any load
+                done = list(pool.map(measured, todo))
+                if noting is not None:
+                    noting.result()
+        return {(entry.key, kind_of[entry.key].id(value)): part
+                for entry, found in zip(todo, done) for value, part in found.items()}
+
+    parts: dict[tuple[str, str], Part] = {}
     with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive check meanwhile
-        loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
         for phase in Phase:
-            todo = [entry for entry in entries if entry.phase == phase and wanted.get(entry.key)]
-            if phase is Phase.LOAD:
-                done = [measured(entry) for entry in todo]
-            else:
-                with ThreadPoolExecutor(max_workers=len(todo) + 1) as pool:
-                    noting = pool.submit(_note_counters, loads, wanted, ctx) \
-                        if phase is Phase.FACTS and loads and ctx.ledger is not None else None   # before any load
-                    done = list(pool.map(measured, todo))
-                    if noting is not None:
-                        noting.result()
-            for entry, found in zip(todo, done):
-                for value, part in found.items():
-                    parts[(entry.key, kind_of[entry.key].id(value))] = part
+            parts.update(phase_run(phase))
     return Results(parts)
 
 

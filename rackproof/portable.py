@@ -65,6 +65,8 @@ def _error_arguments(error: BaseException):
     if dataclasses.is_dataclass(error):
         return _fields(error)
     if cls.__module__.startswith("rackproof."):
+        if cls.__init__ is Exception.__init__:     # no constructor of its own: its message
+            return [_encoded(a) for a in error.args]
         names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
         if all(hasattr(error, n) for n in names):
             return {n: _encoded(getattr(error, n)) for n in names}
@@ -101,6 +103,8 @@ def _decoded(data):
         cls = _rackproof_class(data["error"])
         if not (isinstance(cls, type) and issubclass(cls, Exception)):
             raise ValueError(f"{data['error']} is not an error")
+        if isinstance(arguments, list):
+            return cls(*(_decoded(a) for a in arguments))
         return cls(**{k: _decoded(v) for k, v in arguments.items()})
     raise ValueError("an object of no known kind")
 

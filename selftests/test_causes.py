@@ -157,7 +157,8 @@ def planned(key: str, value: tuple, hosts, inventory):
     (entry,) = [e for e in PLAN if e.key == key]
     log = next(iter(hosts.values())).remote.log
     with tempfile.TemporaryDirectory() as locks:
-        results = plan.run([entry], {key: [value]}, plan.Context(inventory.at(FINISHED), hosts, log, Path(locks)))
+        results = plan.run([entry], {key: [value]}, plan.Context(inventory.at(FINISHED), hosts, log, Path(locks),
+                                                                 access_key=lambda: "key"))
     return lambda asked: results.part(asked, KINDS[entry.kind].id(value)).get(log)
 
 
@@ -167,13 +168,14 @@ def engine_check(hosts):
 
 
 def agent_check(hosts):
-    return (agent_checks.test_agent_streams_each_model, engine_on(hosts, "thor-2"), THOR_PAIR, hosts, "key",
-            measure_in(THOR_PAIR), no_guards)
+    return (agent_checks.test_agent_streams_each_model, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
+            measure_in(THOR_PAIR), no_guards, planned("agent.stream", ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
 
 
 def comparison_check(hosts):
     return (agent_checks.test_remote_model_keeps_up_with_the_local_one, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
-            "key", measure_in(THOR_PAIR), no_guards)
+            measure_in(THOR_PAIR), no_guards,
+            planned("agent.comparison", ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
 
 
 SERVING_CHECKS = [engine_check, agent_check, comparison_check]

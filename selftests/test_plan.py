@@ -12,6 +12,7 @@ import pytest
 from fixtures.plan import PLAN
 from rackproof import plan, portable, schedule
 from rackproof.inventory import FINISHED, load_inventory
+from rackproof.kinds import KINDS
 from rackproof.remote import Evidence, EvidenceLog, NodeUnreachable
 from rackproof.together import Part
 from selftests.suite import EXAMPLES, REPLAYS, run_suite
@@ -61,22 +62,53 @@ def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
     return plan.Entry(key, phase, kind, ("test_x",), measure)
 
 
-def test_phases_run_in_order_facts_together_and_loads_one_after_another(tmp_path):
-    seen, both = [], threading.Barrier(2, timeout=5)
-    entries = [_recorder("load.b", plan.Phase.LOAD, "link_pair", seen), _recorder("after", plan.Phase.AFTER_LOAD, "lane", seen),
-               _recorder("facts.a", plan.Phase.FACTS, "node", seen, meet=both),
-               _recorder("facts.b", plan.Phase.FACTS, "lane", seen, meet=both),
-               _recorder("mesh", plan.Phase.MESH, "pair", seen), _recorder("load.a", plan.Phase.LOAD, "link_pair", seen)]
-    wanted = {e.key: [("thor-1", "thor-2")] if "pair" in e.kind else [("thor-1", "mgbe0_0")] for e in entries}
-    wanted["facts.a"] = [("thor-1",)]
-    results = plan.run(entries, wanted, plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks"))
+def test_phases_run_in_order_facts_together_and_loads_and_engines_one_after_another(tmp_path):
+    seen, facts = [], threading.Barrier(2, timeout=5)
+    entries = [_recorder("load.b", plan.Phase.LOAD, "link_pair", seen),
+               _recorder("after", plan.Phase.AFTER_LOAD, "lane", seen),
+               _recorder("serve.b", plan.Phase.SERVING, "engine", seen),
+               _recorder("facts.a", plan.Phase.FACTS, "node", seen, meet=facts),
+               _recorder("facts.b", plan.Phase.FACTS, "lane", seen, meet=facts),
+               _recorder("mesh", plan.Phase.MESH, "pair", seen), _recorder("load.a", plan.Phase.LOAD, "link_pair", seen),
+               _recorder("serve.a", plan.Phase.SERVING, "engine", seen)]
+    values = {"link_pair": [("thor-1", "thor-2")], "pair": [("thor-1", "thor-2")], "lane": [("thor-1", "mgbe0_0")],
+              "node": [("thor-1",)], "engine": [("thor-1", "qwen3-8b")]}
+    results = plan.run(entries, {e.key: values[e.kind] for e in entries},
+                       plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks"))
     order = [key for key, what, _ in seen if what == "start"]
-    assert set(order[:2]) == {"facts.a", "facts.b"} and order[2:] == ["mesh", "load.b", "load.a", "after"]
-    assert not both.broken       # the two facts ran side by side
+    assert set(order[:2]) == {"facts.a", "facts.b"} and order[2:5] == ["mesh", "load.b", "load.a"]
+    assert order[5:] == ["after", "serve.b", "serve.a"]
+    assert not facts.broken    # the facts side by side
     times = {(key, what): at for key, what, at in seen}
     assert times[("load.a", "start")] >= times[("load.b", "end")]
+    assert times[("serve.a", "start")] >= times[("serve.b", "end")]
     assert results.part("load.a", "thor-1->thor-2").get(EvidenceLog()) == "load.a:('thor-1', 'thor-2')"
     assert results.part("facts.a", "thor-1").value == "facts.a:('thor-1',)"
+    assert results.part("serve.a", "qwen3-8b@thor-1").value == "serve.a:('thor-1', 'qwen3-8b')"
+
+
+def test_engines_that_share_a_node_take_turns_and_the_others_go_at_once(tmp_path):
+    engines = KINDS["engine"].values(THOR5)
+    assert len({node for node, _ in engines}) == len(engines) == 3
+    hosts = {node: node for node, _ in engines}
+    ctx = plan.Context(THOR5, hosts, EvidenceLog(), tmp_path / "locks")
+    together_ = threading.Barrier(3, timeout=5)
+    at_once = plan.one_per_node("e", plan.Phase.SERVING, "engine", ("test_x",),
+                                lambda engine, ctx: together_.wait() and engine.spec.model)
+    assert all(part.error is None for part in at_once.measure(engines, ctx).values())   # one node each: at once
+    running, most, lock = [], [], threading.Lock()
+
+    def alone(engine, ctx):
+        with lock:
+            running.append(engine.spec.model)
+            most.append(len(running))
+        time.sleep(0.05)
+        with lock:
+            running.remove(engine.spec.model)
+        return engine.spec.model
+    in_turn = plan.one_per_node("e", plan.Phase.SERVING, "engine", ("test_x",), alone, shares=lambda value: "one GPU")
+    found = in_turn.measure(engines, ctx)
+    assert [found[e].value for e in engines] == [model for _, model in engines] and max(most) == 1
 
 
 def test_an_entry_that_breaks_is_each_of_its_targets_error_never_the_runs(tmp_path):

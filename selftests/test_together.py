@@ -15,7 +15,9 @@ from rackproof import portable
 from rackproof.failure import Failure
 from rackproof.host import ProbeFailed
 from rackproof.probes import ParseError
+from rackproof.serving import AccessKeyError
 from rackproof.probes.iperf import IperfResult, IperfStream
+from rackproof.plan import NotMeasured
 from rackproof.remote import ChannelRefused, CommandTimeout, ConnectionLost, Evidence, EvidenceLog, NodeUnreachable, Result
 from rackproof.together import Part, at_once
 
@@ -52,6 +54,8 @@ def test_parts_run_at_the_same_time_each_with_its_own_evidence_and_exception():
     ParseError("iperf3", "no end section", "{}"),
     Failure("thor-1 -> thor-2", "one stream at 3.1 Gbit/s", expected="at least 22.5 Gbit/s"),
     AssertionError("a plain assert in a measurement"),
+    AccessKeyError("agent.key_file: cannot read /root/.config/agent.key: No such file or directory"),
+    NotMeasured("lane.link of thor-2:mgbe0_0: not measured by the run's plan"),
 ])
 def test_what_one_worker_caught_another_raises_as_it_was(error):
     again = portable.loads(portable.dumps(error))

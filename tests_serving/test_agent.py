@@ -60,12 +60,11 @@ def test_agent_lists_every_model_with_the_key(agent, inventory, access_key):
         raise Failure(f"{agent.name} agent", "models listed with the key", ", ".join(wanted),
                       ", ".join(models or ()) or "none", "a missing --engine entry")
 
-def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, measure, guards):
+def test_agent_streams_each_model(routed_engine, inventory, hosts, measure, guards, planned):
     model = routed_engine.spec.model
     guards(*capabilities.serving(model))
     agent = hosts[inventory.agent.node]
-    chat = serving.chat(agent, agent_url(inventory), model, inventory.expect,
-                        serving.bearer(access_key, "the access key"))
+    chat = planned("agent.stream")
     where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
             f"{routed_engine.spec.port})"
     if chat.problem is not None:
@@ -79,16 +78,13 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, access_key, m
     judge(m, where, "the engine's node is busy, in a lower power mode (nvpmodel), or the engine was built for "
           "other settings")
 
-def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, hosts, access_key, measure, guards):
+def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, hosts, measure, guards, planned):
     """The chapter's step 6: the model through the agent from another node vs the same model on
     the agent's node."""
     remote = local_and_remote.spec
     guards(*capabilities.serving(remote.model))
     agent = hosts[inventory.agent.node]
-    local = next(e for e in inventory.engines if e.node == agent.name and e.model == remote.model)
-    through_agent = serving.chat(agent, agent_url(inventory), remote.model, inventory.expect,
-                                 serving.bearer(access_key, "the access key"))
-    on_agent_node = serving.chat(agent, inventory.engine_url(local), local.model, inventory.expect)
+    through_agent, on_agent_node = planned("agent.comparison")
     if through_agent.problem is not None:
         raise Failure(f"{remote.model} on {remote.node} through the agent", f"no rate to compare: "
                       f"{through_agent.problem}", cause=serving.agent_chat_cause(agent, through_agent,

@@ -19,9 +19,11 @@ from rackproof.host import Host, connect
 from rackproof.linkhealth import LoadLedger
 from rackproof.ownservers import OwnServers
 from rackproof.remote import EvidenceLog
+from rackproof.serving import read_access_key
 
 RESULTS = pytest.StashKey[plan.Results]()
 HOSTS = pytest.StashKey[dict[str, Host]]()
+ACCESS_KEY = pytest.StashKey[str]()
 RESULTS_FILE = "plan.json"
 
 
@@ -47,6 +49,19 @@ def hosts(config: pytest.Config) -> dict[str, Host]:
                                       record=config.getoption("record"),
                                       servers=OwnServers(folder and folder / "servers"), step=run_step(config))
     return config.stash[HOSTS]
+
+
+def access_key(config: pytest.Config) -> str:
+    """The agent's key, from where the inventory says; registered as a secret before first use,
+    so it is redacted from evidence, recordings and reports. A replay answers without it."""
+    if ACCESS_KEY not in config.stash:
+        if config.stash[RECORDING] is not None:
+            config.stash[ACCESS_KEY] = "replay-needs-no-key"
+        else:
+            key = read_access_key(config.stash[INVENTORY].agent)
+            evidence_log(config).add_secret(key)
+            config.stash[ACCESS_KEY] = key
+    return config.stash[ACCESS_KEY]
 
 
 def close_hosts(config: pytest.Config) -> None:
@@ -89,7 +104,8 @@ def _run(config: pytest.Config, test_ids: list[str]) -> plan.Results:
         return plan.Results({})
     judges_load = any(entry.phase is plan.Phase.AFTER_LOAD and entry.key in wanted for entry in entries)
     ledger = LoadLedger(config.stash[RUN_FOLDER] / "load") if judges_load else None
-    ctx = plan.Context(cluster, hosts(config), evidence_log(config), lock_dir_of(config.stash[INVENTORY]), ledger)
+    ctx = plan.Context(cluster, hosts(config), evidence_log(config), lock_dir_of(config.stash[INVENTORY]), ledger,
+                       lambda: access_key(config))
     return plan.run(entries, wanted, ctx)
 
 
