@@ -15,12 +15,11 @@ from typing import Iterator
 from .host import Host, ProbeFailed
 from .probe import Probe
 from .probes.bonding import BONDING
+from .probes.ip import LINK_SET
 
 SUDO_HINT = ("the login must be able to run `sudo -n ip link set dev LANE down|up` without a password "
              "(a sudoers.d rule for these two commands is enough)")
 
-LINK_SET = Probe("ip link set", "takes a bond member down or up (only with --allow-disruptive)",
-                 "sudo -n ip link set dev {lane} {state}", timeout=30, repeatable=False)
 # setsid: the sleeper leads its own process group, so one kill ends it and its sleep.
 DOWN_UNTIL = Probe("lane down, back by itself", "takes the lane down and leaves a sleeper on the node that brings it "
                    "up after a while even if the suite never comes back (a dead man's switch)",

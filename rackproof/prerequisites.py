@@ -23,6 +23,7 @@ from .probe import Command, Probe
 from .probes import ParseError
 from .probes.bonding import BONDING
 from .probes.files import CONFIG_PATHS
+from .probes.ip import LINK_SET
 from .probes.jetson import JETSON_CLOCKS
 from .probes.netplan import NAMING_INTERFACES
 from .probes.sockets import LISTENING_PROCESSES
@@ -131,7 +132,6 @@ def _optional(probe: str, *words: str) -> RootCommand:
 
 def root_commands(cluster: ClusterAtStep, node: Node, disruptive: bool) -> list[RootCommand]:
     """Every command the suite may run as root on the node, with the values the inventory gives."""
-    from .disrupt import LINK_SET     # disrupt runs probes through Host, which asks this module
     found = [_required(LISTENING_PROCESSES)]
     if cluster.cluster.platform == "thor" and cluster.expect.clocks_locked:
         found.append(_required(JETSON_CLOCKS))

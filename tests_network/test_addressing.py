@@ -5,13 +5,12 @@ import pytest
 from rackproof import addressing
 from rackproof.failure import Failure
 from rackproof.probes.getent import GETENT_HOSTS
-from rackproof.probes.system import HOSTNAME
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
 
-def test_hostname_is_the_inventory_name(node):
-    found = node.read(HOSTNAME)
+def test_hostname_is_the_inventory_name(node, planned):
+    found = planned("node.hostname")
     if found != node.name:
         raise Failure(node.name, "hostname", node.name, found,
                       f"set it once with: sudo hostnamectl set-hostname {node.name}")

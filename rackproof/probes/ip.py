@@ -122,3 +122,6 @@ ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes 
                   "ip -j route get {address}", parse_ip_route_get)
 ROUTES = Probe("ip route", "the main routing table (routes the kernel derives from addresses left out)",
                "ip -j route show", parse_route_table)
+# the one change the suite makes to a cluster (rackproof.disrupt, only with --allow-disruptive)
+LINK_SET = Probe("ip link set", "takes a bond member down or up (only with --allow-disruptive)",
+                 "sudo -n ip link set dev {lane} {state}", timeout=30, repeatable=False)
