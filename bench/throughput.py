@@ -59,18 +59,20 @@ def run_suite(rack: Rack, junit: Path, *extra: str, whole: bool = False) -> tupl
 
 
 def counters(report: Path) -> float:
-    """Seconds the lanes' counters take once: the slowest node's counter reads before the first
-    load, from the run's results.json (the plan gives them to each of the node's lanes' link-health
-    checks, beside the reads after the load)."""
+    """Seconds the lanes' counters take once: the slowest node's counter reads after the last
+    load (first start to last end: its lanes are read at once), from the run's results.json (the plan gives each lane's link-health check its node's
+    reads). Those after the load run alone; the ones before run beside the other facts, so their
+    durations say what the facts cost them, not what reading counters costs."""
     tests = json.loads((report / "results.json").read_text())["tests"]
-    load_started = min((ev["started"] for t in tests if t["check"] in THROUGHPUT_CHECKS for ev in t["evidence"]),
-                       default=float("inf"))
-    before = {(ev["node"], ev["started"], ev["command"]): ev["duration"] for t in tests if t["check"] == COUNTERS_CHECK
-              for ev in t["evidence"] if ev["probe"] in COUNTER_PROBES and ev["started"] < load_started}
-    per_node: dict[str, float] = {}
-    for (node, _, _), duration in before.items():
-        per_node[node] = per_node.get(node, 0.0) + duration
-    return max(per_node.values(), default=0.0)
+    load_ended = max((ev["started"] + ev["duration"] for t in tests if t["check"] in THROUGHPUT_CHECKS
+                      for ev in t["evidence"]), default=0.0)
+    spans: dict[str, tuple[float, float]] = {}     # node -> (first read's start, last read's end)
+    for t in tests:
+        for ev in t["evidence"] if t["check"] == COUNTERS_CHECK else ():
+            if ev["probe"] in COUNTER_PROBES and ev["started"] >= load_ended:
+                first, last = spans.get(ev["node"], (ev["started"], 0.0))
+                spans[ev["node"]] = (min(first, ev["started"]), max(last, ev["started"] + ev["duration"]))
+    return max((last - first for first, last in spans.values()), default=0.0)
 
 
 def checks(junit: Path) -> set[str]:
