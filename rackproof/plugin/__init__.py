@@ -18,10 +18,21 @@ from __future__ import annotations
 
 import pytest
 
-from . import evidence, options, params, planning, report, scheduling
+from . import evidence, options, params, planning, scheduling
+from . import report as reporting
 # every test's own evidence and the whole rack a disruptive check holds: found on this module
 from .evidence import _collect_evidence  # noqa: F401
 from .params import _whole_rack  # noqa: F401
+
+
+# the configs of the runs under way in this process, the innermost last (a pytest run inside a
+# test, as the selftests start them, ends before the run around it): hooks that pytest calls
+# without one act for the innermost
+_CONFIGS: list[pytest.Config] = []
+
+
+def _running():
+    return reporting.running(_CONFIGS[-1]) if _CONFIGS else None
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -30,7 +41,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
-    report.add_options(parser)
+    reporting.add_options(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -41,9 +52,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     # first: pytest-html and junitxml read htmlpath and xmlpath in their own pytest_configure
+    _CONFIGS.append(config)
     options.load(config)
     params.make_run_folder(config)
-    report.start(config)
+    reporting.start(config)
     scheduling.deal_one_by_one(config)
 
 
@@ -53,8 +65,10 @@ def pytest_configure_node(node) -> None:   # pytest-xdist, on the controller: a 
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if config in _CONFIGS:
+        _CONFIGS.remove(config)
     planning.close_hosts(config)
-    report.finish(config)
+    reporting.finish(config)
     params.remove_locks(config)
     params.remove_run_folder(config)
 
@@ -69,11 +83,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    report.note_left_out(items)
+    reporting.note_left_out(items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    report.share_collection(session)
+    reporting.share_collection(session)
+    if run := reporting.running(session.config):
+        run.collected([item.nodeid for item in session.items])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -83,7 +99,35 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids) -> None:   # pytest-xdist, on the controller
+    if run := reporting.running(node.config):
+        run.collected(ids)
     planning.run_for_workers(node.config, ids)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:   # pytest-xdist, on the controller: a worker ended
+    if run := reporting.running(node.config):
+        run.worker_down(node, error)
+
+
+def pytest_keyboard_interrupt(excinfo) -> None:
+    if run := _running():
+        run.keyboard_interrupt(excinfo)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if run := _running():
+        run.logreport(report)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if run := reporting.running(session.config):
+        run.sessionfinish(session, exitstatus)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if run := reporting.running(terminalreporter.config):
+        run.terminal_summary(terminalreporter)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -91,7 +135,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     made = yield
     if options.in_suite(item):   # the plugin is loaded in every pytest session: others' tests are left alone
         evidence.annotate(item, call, made)
-        report.annotate(item, call, made)
+        reporting.annotate(item, call, made)
     return made
 
 
