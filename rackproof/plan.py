@@ -57,7 +57,7 @@ class Context:
     noted: dict[str, list[Evidence]] = field(default_factory=dict)   # node -> its counters' evidence
 
 
-Measure = Callable[[list[tuple], Context], dict[tuple, Part]]
+Gather = Callable[[list[tuple], Context], dict[tuple, Part]]
 
 
 @dataclass(frozen=True)
@@ -66,21 +66,21 @@ class Entry:
     phase: Phase
     kind: str                   # its checks' parameter kind (rackproof.kinds)
     checks: tuple[str, ...]     # the checks that judge it, by name
-    measure: Measure            # every wanted value of the kind -> its Part
+    gather: Gather              # every wanted value of the kind -> its Part
 
 
 def each(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
     """fn(target, context) for every target at once, each with its own evidence and exception."""
-    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+    def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         return together.at_once(values, lambda value: fn(target(kind, value, ctx.hosts, ctx.cluster), ctx),
                                 ctx.log, workers=len(values))
-    return Entry(key, phase, kind, tuple(checks), measure)
+    return Entry(key, phase, kind, tuple(checks), gather)
 
 
 def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Host, Context], object]) -> Entry:
     """fn(sender, receiver, context) for every ordered pair, a round at a time (rackproof.kinds),
     the round's pairs at once, its nodes locked against other runs on the cluster."""
-    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+    def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         wanted, found = set(values), {}
         for round_ in kinds.rounds(kind, ctx.cluster):
             pairs = [pair for pair in round_ if pair in wanted]
@@ -93,7 +93,7 @@ def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Ho
             except schedule.LockBusy as e:   # another run holds these nodes: not measured, and said so
                 found.update({pair: Part(None, e, []) for pair in pairs})
         return found
-    return Entry(key, Phase.LOAD, kind, tuple(checks), measure)
+    return Entry(key, Phase.LOAD, kind, tuple(checks), gather)
 
 
 def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object],
@@ -101,7 +101,7 @@ def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: C
     """fn(target, context) for every target, in turns: a turn takes one target of each node at
     once, so the targets that share a node (`shares`: its engines, which share its GPU) go one
     after another."""
-    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+    def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         by_node: dict[str, list[tuple]] = {}
         for value in values:
             by_node.setdefault(shares(value), []).append(value)
@@ -111,7 +111,7 @@ def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: C
             found.update(together.at_once(these, lambda value: fn(target(kind, value, ctx.hosts, ctx.cluster), ctx),
                                           ctx.log, workers=len(these)))
         return found
-    return Entry(key, phase, kind, tuple(checks), measure)
+    return Entry(key, phase, kind, tuple(checks), gather)
 
 
 def after_load(key: str, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
@@ -119,11 +119,11 @@ def after_load(key: str, kind: str, checks: Sequence[str], fn: Callable[[object,
     the first as evidence too."""
     inner = each(key, Phase.AFTER_LOAD, kind, checks, fn)
 
-    def measure(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
-        parts = inner.measure(values, ctx)
+    def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        parts = inner.gather(values, ctx)
         return {value: Part(part.value, part.error, ctx.noted.get(value[0], []) + part.evidence)
                 for value, part in parts.items()}
-    return Entry(key, Phase.AFTER_LOAD, kind, tuple(checks), measure)
+    return Entry(key, Phase.AFTER_LOAD, kind, tuple(checks), gather)
 
 
 class NotMeasured(Exception):
@@ -183,22 +183,22 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
     kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
     loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
 
-    def measured(entry: Entry) -> dict[tuple, Part]:
+    def gathered(entry: Entry) -> dict[tuple, Part]:
         values = wanted[entry.key]
         try:
-            return entry.measure(values, ctx)
+            return entry.gather(values, ctx)
         except Exception as e:
             return {value: Part(None, e, []) for value in values}
 
     def phase_run(phase: Phase) -> dict[tuple[str, str], Part]:
         todo = [entry for entry in entries if entry.phase == phase and wanted.get(entry.key)]
         if phase in ONE_AT_A_TIME:
-            done = [measured(entry) for entry in todo]
+            done = [gathered(entry) for entry in todo]
         else:
             with ThreadPoolExecutor(max_workers=len(todo) + 1) as pool:
                 noting = pool.submit(_note_counters, loads, wanted, ctx) \
                     if phase is Phase.FACTS and loads and ctx.ledger is not None else None   # before any load
-                done = list(pool.map(measured, todo))
+                done = list(pool.map(gathered, todo))
                 if noting is not None:
                     noting.result()
         return {(entry.key, kind_of[entry.key].id(value)): part

@@ -50,7 +50,7 @@ def test_every_entry_names_checks_of_the_suite_that_ask_for_it():
 
 
 def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
-    def measure(values, ctx):
+    def gather(values, ctx):
         seen.append((key, "start", time.monotonic()))
         if fails:
             raise fails
@@ -59,7 +59,7 @@ def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
         time.sleep(seconds)
         seen.append((key, "end", time.monotonic()))
         return {value: Part(f"{key}:{value}", None, []) for value in values}
-    return plan.Entry(key, phase, kind, ("test_x",), measure)
+    return plan.Entry(key, phase, kind, ("test_x",), gather)
 
 
 def test_phases_run_in_order_facts_together_and_loads_and_engines_one_after_another(tmp_path):
@@ -95,7 +95,7 @@ def test_engines_that_share_a_node_take_turns_and_the_others_go_at_once(tmp_path
     together_ = threading.Barrier(3, timeout=5)
     at_once = plan.one_per_node("e", plan.Phase.SERVING, "engine", ("test_x",),
                                 lambda engine, ctx: together_.wait() and engine.spec.model)
-    assert all(part.error is None for part in at_once.measure(engines, ctx).values())   # one node each: at once
+    assert all(part.error is None for part in at_once.gather(engines, ctx).values())   # one node each: at once
     running, most, lock = [], [], threading.Lock()
 
     def alone(engine, ctx):
@@ -107,7 +107,7 @@ def test_engines_that_share_a_node_take_turns_and_the_others_go_at_once(tmp_path
             running.remove(engine.spec.model)
         return engine.spec.model
     in_turn = plan.one_per_node("e", plan.Phase.SERVING, "engine", ("test_x",), alone, shares=lambda value: "one GPU")
-    found = in_turn.measure(engines, ctx)
+    found = in_turn.gather(engines, ctx)
     assert [found[e].value for e in engines] == [model for _, model in engines] and max(most) == 1
 
 
@@ -142,7 +142,7 @@ def test_a_round_whose_nodes_another_run_holds_is_not_measured_and_says_so(tmp_p
     held.wait(5)
     try:
         # the thor-1 -> thor-2 round waits for the other run's lock, at most its bound
-        measured = entry.measure([("thor-1", "thor-2")], plan.Context(THOR5, {"thor-1": "h1", "thor-2": "h2"},
+        measured = entry.gather([("thor-1", "thor-2")], plan.Context(THOR5, {"thor-1": "h1", "thor-2": "h2"},
                                                                       EvidenceLog(), locks))
     finally:
         go.set()
