@@ -179,7 +179,7 @@ ONE_AT_A_TIME = (Phase.LOAD, Phase.SERVING)     # what shares a lane or a GPU: o
 def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> Results:
     """The plan, phase by phase; a phase's entries at once, but the loads' and the engines' one
     after another. An entry that fails as a whole (a bug) is every one of its targets'
-    error, never the run's."""
+    error, never the run's; so is a rack another run's disruptive check holds past the bound."""
     kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
     loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
 
@@ -205,9 +205,13 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
                 for entry, found in zip(todo, done) for value, part in found.items()}
 
     parts: dict[tuple[str, str], Part] = {}
-    with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive check meanwhile
-        for phase in Phase:
-            parts.update(phase_run(phase))
+    try:
+        with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive check meanwhile
+            for phase in Phase:
+                parts.update(phase_run(phase))
+    except schedule.LockBusy as e:   # another run's disruptive check held the rack past the bound: nothing ran
+        return Results({(entry.key, kind_of[entry.key].id(value)): Part(None, e, [])
+                        for entry in entries for value in wanted.get(entry.key, ())})
     return Results(parts)
 
 

@@ -151,6 +151,30 @@ def test_a_round_whose_nodes_another_run_holds_is_not_measured_and_says_so(tmp_p
     assert isinstance(measured[("thor-1", "thor-2")].error, schedule.LockBusy)
 
 
+def test_a_rack_another_runs_disruptive_check_holds_is_each_checks_lockbusy_never_the_runs(tmp_path, monkeypatch):
+    locks = tmp_path / "locks"
+    monkeypatch.setattr(schedule, "LOCK_WAIT_S", 0.2)
+    seen = []
+    held, go = threading.Event(), threading.Event()
+
+    def disruptive_run():
+        with schedule.holding(locks, [schedule.WHOLE_RACK], wait=5):
+            held.set()
+            go.wait(5)
+    other = threading.Thread(target=disruptive_run)
+    other.start()
+    held.wait(5)
+    try:
+        results = plan.run([_recorder("facts.a", plan.Phase.FACTS, "node", seen)], {"facts.a": [("thor-1",), ("thor-2",)]},
+                           plan.Context(THOR5, {}, EvidenceLog(), locks))
+    finally:
+        go.set()
+        other.join()
+    assert seen == []
+    for node in ("thor-1", "thor-2"):
+        assert isinstance(results.part("facts.a", node).error, schedule.LockBusy)
+
+
 def test_results_cross_to_the_workers_as_json_and_nothing_else(tmp_path):
     evidence = [Evidence("thor-1", "ethtool mgbe0_0", 0, "Link detected: yes", "", 0.01, 1.5e9)]
     results = plan.Results({("lane.link", "thor-1:mgbe0_0"): Part(("up",), None, evidence),
