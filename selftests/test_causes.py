@@ -328,8 +328,8 @@ def with_e2(actor_state: int | None = None, aggregator: int | None = None) -> st
 
 
 def bond_state(text: str) -> None:
-    node = hosts_of(THOR_PAIR, {"thor-1": lambda command: Result(command, 0, text, "", 0.01)})["thor-1"]
-    bond_checks.test_bond_state(node)
+    hosts = hosts_of(THOR_PAIR, {"thor-1": lambda command: Result(command, 0, text, "", 0.01)})
+    bond_checks.test_bond_state(hosts["thor-1"], planned("node.bond", ("thor-1",), hosts, THOR_PAIR))
 
 
 @pytest.mark.parametrize("state", [63, 61, 62])   # fast, slow, and a passive actor (no activity bit)

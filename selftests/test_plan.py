@@ -32,7 +32,7 @@ def test_only_the_selected_checks_targets_are_measured_in_the_kinds_order():
            "tests_physical/test_lanes.py::test_lane_fec[thor-1:mgbe0_0]",
            "tests_ssh/test_ssh_mesh.py::test_same_login_on_every_node[thor-1]"]
     assert plan.wanted(PLAN, ids, THOR5) == {"lane.link": [("thor-1", "mgbe0_0"), ("thor-2", "mgbe1_0")],
-                                             "lane.fec": [("thor-1", "mgbe0_0")]}
+                                             "lane.fec": [("thor-1", "mgbe0_0")], "node.login": [("thor-1",)]}
 
 
 def test_every_entry_names_checks_of_the_suite_that_ask_for_it():

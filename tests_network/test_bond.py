@@ -4,15 +4,14 @@ import pytest
 
 from rackproof import bondrate, disrupt, traffic
 from rackproof.failure import Failure, judge
-from rackproof.probes.bonding import BONDING
 from rackproof.references import reference
 
 pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
 
 
-def test_bond_state(bonded_node):
+def test_bond_state(bonded_node, planned):
     spec = bonded_node.spec.bond
-    bond = bonded_node.read(BONDING, bond=spec.name)
+    bond = planned("node.bond")
     where = f"{bonded_node.name} {spec.name}"
     if "802.3ad" not in bond.mode:
         raise Failure(where, "bonding mode", "IEEE 802.3ad Dynamic link aggregation", bond.mode,

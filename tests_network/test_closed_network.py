@@ -9,14 +9,13 @@ from rackproof import addressing, sharing
 from rackproof.capabilities import CLOSED_NETWORK
 from rackproof.failure import Failure
 from rackproof.probes.sockets import LISTENING_PROCESSES
-from rackproof.probes.sysctl import SYSCTL
 
 pytestmark = [pytest.mark.step(9), pytest.mark.capability(CLOSED_NETWORK)]
 
 
-def test_node_does_not_forward(network_node, inventory):
+def test_node_does_not_forward(network_node, inventory, planned):
     node = network_node
-    forwarding = {key: value for key, value in node.read(SYSCTL).items() if value != "0"}
+    forwarding = {key: value for key, value in planned("node.forwarding").items() if value != "0"}
     if forwarding:
         interface = inventory.cluster_interface(node.spec) or ", ".join(c.name for c in node.spec.cx7)
         raise Failure(node.name, f"forwards packets between its cluster interface ({interface}) and its other "

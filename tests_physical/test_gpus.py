@@ -6,13 +6,12 @@ import pytest
 from rackproof import gpus
 from rackproof.capabilities import FULL_SPEED
 from rackproof.probes.jetson import JETSON_CLOCKS, NVPMODEL
-from rackproof.probes.nvidia_smi import GPUS
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(FULL_SPEED)]
 
 
-def test_gpus_seen_by_the_driver(node, inventory):
-    gpus.gpus_seen(node.name, node.read(GPUS), inventory.expect)
+def test_gpus_seen_by_the_driver(node, inventory, planned):
+    gpus.gpus_seen(node.name, planned("node.gpus"), inventory.expect)
 
 
 @pytest.mark.platform("thor")

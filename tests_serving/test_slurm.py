@@ -7,15 +7,14 @@ import pytest
 from rackproof import slurm
 from rackproof.capabilities import SCHEDULED_JOBS
 from rackproof.failure import Failure
-from rackproof.probes.chrony import TRACKING
-from rackproof.probes.slurm import MUNGE_TTL_S, PARTITION, SCONTROL_PING, SINFO_NODES, SRUN_HOSTNAME, TAKES_JOBS, \
+from rackproof.probes.slurm import MUNGE_TTL_S, PARTITION, SINFO_NODES, SRUN_HOSTNAME, TAKES_JOBS, \
     slurm_time_hours
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capability(SCHEDULED_JOBS)]
 
 
-def test_node_reaches_the_controller(node, inventory):
-    controllers = node.read(SCONTROL_PING)
+def test_node_reaches_the_controller(node, inventory, planned):
+    controllers = planned("node.slurm_controllers")
     if not any(c.up for c in controllers):
         refused = slurm.refused_by_munge(node, inventory.slurm.controller, inventory.ssh.connect_timeout)
         raise Failure(node.name, "scontrol ping", "the controller UP",
@@ -69,8 +68,8 @@ def test_munge_credentials_decode_on_the_controller(node, inventory, planned):
                       decoded.status, finding or slurm.USUAL_MUNGE_CAUSE, seen=finding is not None)
 
 
-def test_clock_within_munges_limit(node):
-    tracking = node.read(TRACKING)
+def test_clock_within_munges_limit(node, planned):
+    tracking = planned("node.clock")
     if not tracking.synchronised or abs(tracking.offset_s) >= MUNGE_TTL_S:
         raise Failure(node.name, "clock against NTP time (chronyc tracking)",
                       f"synchronised, within {MUNGE_TTL_S} s (munge's credential lifetime)",

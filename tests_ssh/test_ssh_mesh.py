@@ -8,7 +8,6 @@ from rackproof.capabilities import MULTI_NODE, SSH_MESH
 from rackproof.failure import Failure
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.sshcheck import SSH_HOSTNAME, classify_ssh_failure, unreached_host
-from rackproof.probes.system import LOGIN
 
 
 pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
@@ -40,8 +39,8 @@ def test_passwordless_ssh(pair, inventory, guards, planned):
                       "another machine (check /etc/hosts)")
 
 @pytest.mark.step(4)
-def test_same_login_on_every_node(node, inventory):
-    found = node.read(LOGIN)
+def test_same_login_on_every_node(node, inventory, planned):
+    found = planned("node.login")
     if found != inventory.cluster.user:
         raise Failure(node.name, "login name", inventory.cluster.user, found,
                       "every node needs the same user name; the SSH settings and distributed recipes rely on it")
