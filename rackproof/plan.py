@@ -77,6 +77,20 @@ def each(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[
     return Entry(key, phase, kind, tuple(checks), gather)
 
 
+def of_every_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[Host, Context], object]) -> Entry:
+    """fn(host, context) on every node of a whole-cluster value (every_node) at once: {node: what
+    it gave}, its nodes' evidence in their order; the first node's exception (in that order) if any."""
+    def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        found = {}
+        for value in values:
+            parts = together.at_once(list(value), lambda name: fn(ctx.hosts[name], ctx), ctx.log, workers=len(value))
+            evidence = [ev for name in value for ev in parts[name].evidence]
+            error = next((parts[name].error for name in value if parts[name].error is not None), None)
+            found[value] = Part(None if error else {name: parts[name].value for name in value}, error, evidence)
+        return found
+    return Entry(key, phase, kind, tuple(checks), gather)
+
+
 def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Host, Context], object]) -> Entry:
     """fn(sender, receiver, context) for every ordered pair, a round at a time (rackproof.kinds),
     the round's pairs at once, its nodes locked against other runs on the cluster."""

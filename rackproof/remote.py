@@ -124,6 +124,19 @@ class EvidenceLog:
         finally:
             self._local.sink = None
 
+    def carried(self, fn: Callable[..., T]) -> Callable[..., T]:
+        """fn, to run in another thread with its evidence going where this thread's goes (the
+        parts of one measurement started side by side)."""
+        sink = getattr(self._local, "sink", None)
+
+        def run(*args, **kwargs) -> T:
+            self._local.sink = sink
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._local.sink = None
+        return run
+
     def add_secret(self, secret: str) -> None:
         """A value (an access key) that must never appear in evidence, recordings or reports."""
         if secret:

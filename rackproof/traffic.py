@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from typing import Iterator, Sequence
 
@@ -137,10 +138,13 @@ def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: i
     # full-size frames leaves it retransmitting for minutes) would fail the next client's bind
     held = frozenset() if client_ports else sender.read(HELD_CLIENT_PORTS)
     with ExitStack() as stack:
-        # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...)
-        dports = [stack.enter_context(server(receiver, _iperf3_server(address), lifetime=lifetime,
-                                             ports=PORTS[i::streams][:SERVER_TRIES]))
-                  for i in range(streams)]
+        # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...), the servers
+        # started side by side; every one that started is stopped on leaving, whatever happened
+        def started(i: int) -> int:
+            return stack.enter_context(server(receiver, _iperf3_server(address), lifetime=lifetime,
+                                              ports=PORTS[i::streams][:SERVER_TRIES]))
+        with ThreadPoolExecutor(max_workers=streams) as pool:
+            dports = list(pool.map(receiver.remote.log.carried(started), range(streams)))
         cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
                                                             len(sender.spec.bond.lanes), attempt, held))
         clients = {f"iperf3->{address}:{dport}":

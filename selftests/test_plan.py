@@ -111,6 +111,25 @@ def test_engines_that_share_a_node_take_turns_and_the_others_go_at_once(tmp_path
     assert [found[e].value for e in engines] == [model for _, model in engines] and max(most) == 1
 
 
+def test_a_whole_cluster_fact_reads_every_node_at_once_and_names_the_first_that_failed(tmp_path):
+    names = ("thor-1", "thor-2", "thor-3")
+    every_node = threading.Barrier(3, timeout=5)
+
+    def read(host, ctx):
+        every_node.wait()
+        if host in ("thor-3", "thor-2"):
+            raise NodeUnreachable(host, "no route")
+        return f"{host}: MAXN"
+    entry = plan.of_every_node("nodes.power_mode", plan.Phase.FACTS, "every_node", ("test_x",), read)
+    ctx = plan.Context(THOR5, {name: name for name in names}, EvidenceLog(), tmp_path / "locks")
+    part = entry.gather([names], ctx)[names]
+    assert str(part.error) == "thor-2 is unreachable: no route"      # the first in the inventory's order
+    every_node.reset()
+    fine = plan.of_every_node("nodes.power_mode", plan.Phase.FACTS, "every_node", ("test_x",),
+                              lambda host, ctx: every_node.wait() is not None and f"{host}: MAXN")
+    assert fine.gather([names], ctx)[names].value == {name: f"{name}: MAXN" for name in names}
+
+
 def test_an_entry_that_breaks_is_each_of_its_targets_error_never_the_runs(tmp_path):
     seen = []
     entries = [_recorder("broken", plan.Phase.FACTS, "node", seen, fails=KeyError("a bug")),

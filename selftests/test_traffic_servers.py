@@ -7,16 +7,18 @@ import re
 import socket
 import subprocess
 import sys
+import threading
+from contextlib import contextmanager
 
 import pytest
 
 from rackproof import sharing, traffic
-from rackproof.host import Host
+from rackproof.host import Host, ProbeFailed
 from rackproof.ownservers import OwnServers
 from rackproof.probes.sockets import parse_ss_listen
 from rackproof.probe import Command
 from rackproof.inventory import load_inventory
-from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
+from rackproof.remote import Evidence, EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 
@@ -103,3 +105,40 @@ def test_only_the_runs_own_measurement_servers_may_listen(monkeypatch, first, se
     allowed = sharing.allowed_programs(load_inventory(EXAMPLES / "thor5.toml").at(9))
     found = sharing.listening_openly(read, lambda: next(notes), {"10.10.0.12"}, set(), allowed)
     assert [(l.port, l.pid) for l in found] == flagged
+
+
+def test_the_servers_of_a_four_stream_run_start_side_by_side_and_every_one_started_stops(monkeypatch):
+    """-P 4 over a bond starts its four servers at once; when one cannot start, the three that
+    did are stopped all the same."""
+    started, stopped = [], []
+    at_once = threading.Barrier(4, timeout=5)     # passes only if all four starts run together
+
+    @contextmanager
+    def server(host, command_for_port, lifetime, tries=traffic.SERVER_TRIES, ports=None):
+        at_once.wait()
+        if ports[0] == traffic.PORTS[2]:
+            raise ProbeFailed(host.name, Result("start", 1, "", "port taken", 0.01), "could not start a server")
+        started.append(ports[0])
+        try:
+            yield ports[0]
+        finally:
+            stopped.append(ports[0])
+    monkeypatch.setattr(traffic, "server", server)
+    inventory = load_inventory(EXAMPLES / "thor5.toml")
+    sender, receiver = (Host(inventory.node(name), Remote(name, Scripted(lambda c: Result(c, 0, "", "", 0.01)),
+                                                          EvidenceLog())) for name in ("thor-1", "thor-2"))
+    with pytest.raises(ProbeFailed, match="could not start a server"):
+        traffic.iperf3(sender, receiver, receiver.spec.ip, streams=4, seconds=3, client_ports=(40001, 40002, 40003, 40004))
+    assert not at_once.broken
+    assert len(started) == 3 and sorted(stopped) == sorted(started)
+
+
+def test_evidence_of_a_part_started_in_another_thread_goes_where_its_measurement_goes():
+    log = EvidenceLog()
+    log.sink = test_sink = []
+    with log.captured() as kept:
+        other = threading.Thread(target=log.carried(
+            lambda: log.add(Evidence("thor-2", "start a server", 0, "", "", 0.1, 1.5e9))))
+        other.start()
+        other.join()
+    assert [e.command for e in kept] == ["start a server"] and test_sink == []

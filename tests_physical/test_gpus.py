@@ -5,7 +5,7 @@ import pytest
 
 from rackproof import gpus
 from rackproof.capabilities import FULL_SPEED
-from rackproof.probes.jetson import JETSON_CLOCKS, NVPMODEL
+from rackproof.probes.jetson import JETSON_CLOCKS
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(FULL_SPEED)]
 
@@ -15,9 +15,8 @@ def test_gpus_seen_by_the_driver(node, inventory, planned):
 
 
 @pytest.mark.platform("thor")
-def test_same_power_mode(every_node, inventory):
-    if problem := gpus.same_power_mode({host.name: host.read(NVPMODEL) for host in every_node},
-                                       inventory.expect.power_mode):
+def test_same_power_mode(every_node, inventory, planned):
+    if problem := gpus.same_power_mode(planned("nodes.power_mode"), inventory.expect.power_mode):
         raise problem
 
 

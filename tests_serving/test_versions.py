@@ -3,8 +3,7 @@
 import pytest
 
 from rackproof.capabilities import VERSIONS
-from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
-from rackproof.probes.nvidia_smi import NVIDIA_SMI
+from rackproof.probes.jetson import DPKG_VERSIONS
 from rackproof.failure import together
 from rackproof.versions import version_mismatch
 
@@ -12,11 +11,8 @@ pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
 
 
 @pytest.mark.platform("thor")
-def test_same_l4t_release(every_node, inventory):
-    found = {}
-    for host in every_node:
-        release = host.read(NV_TEGRA_RELEASE)
-        found[host.name] = f"{release.release}.{release.revision}"
+def test_same_l4t_release(every_node, inventory, planned):
+    found = {name: f"{release.release}.{release.revision}" for name, release in planned("nodes.l4t_release").items()}
     if problem := version_mismatch("L4T release (/etc/nv_tegra_release)", found, inventory.expect.l4t_release,
                                    "install the same JetPack release on every Thor (an Edge-LLM engine is "
                                    "built for one TensorRT)"):
@@ -35,8 +31,8 @@ def test_same_package_version(every_node, inventory, package, pin):
         raise problem
 
 
-def test_same_gpu_driver_and_cuda(every_node, inventory):
-    banners = {h.name: h.read(NVIDIA_SMI) for h in every_node}
+def test_same_gpu_driver_and_cuda(every_node, inventory, planned):
+    banners = planned("nodes.gpu_driver")
     fix = "update DGX OS on the odd node" if inventory.cluster.platform == "spark" else "update JetPack on the odd node"
     if problem := together([
         version_mismatch("GPU driver (nvidia-smi)", {n: b.driver_version for n, b in banners.items()},
