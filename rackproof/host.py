@@ -124,10 +124,11 @@ class Host:
                               lambda label, text: probe.parse(text, {**values, free: label}), commands.get)
 
     def read_at_once(self, commands: dict[str, Command], parse: Callable[[str, str], T], timeout: float,
-                     describe: Callable[[str], str] | None = None) -> dict[str, T]:
+                     describe: Callable[[str], str] | None = None, only_read: bool = False) -> dict[str, T]:
         """label -> what parse(text, label) reads from that label's command; the commands run at
         the same time (several clients of one measurement) in one round trip. A part that cannot
-        be read fails as describe(label), by default its command."""
+        be read fails as describe(label), by default its command. Commands that `only_read`
+        (pings) run again when the connection drops under them; clients that load a link never."""
         if not commands:
             return {}
         self.runnable(*commands.values())
@@ -135,7 +136,8 @@ class Host:
         marker = _marker()
         shown = "; ".join(f"{SECTION.command(marker=marker + label)}; {SHOW.command(index=k)}"
                           for k, label in enumerate(commands))
-        out = self.read(AT_ONCE, timeout=timeout, started=Command(started), shown=Command(shown))
+        out = self.read(READS_AT_ONCE if only_read else AT_ONCE, timeout=timeout, started=Command(started),
+                        shown=Command(shown))
         return self._sections(out, marker, list(commands), lambda label, text: parse(text, label),
                               describe or commands.get)
 
@@ -169,7 +171,7 @@ class Host:
         """target -> PingResult, every target pinged at the same time in one round trip (a node
         of a large rack has many peers: in turn, 31 of them took 15 s)."""
         commands = {target: PING.command(target=target, count=count) for target in targets}
-        return self.read_at_once(commands, PING.parser, timeout=30 + 2 * count)
+        return self.read_at_once(commands, PING.parser, timeout=30 + 2 * count, only_read=True)
 
     def path_mtu(self, targets: list[str], mtu: int, members: int = 1):
         """({target: (packets of exactly `mtu` bytes, ...)}, {target: of mtu + 1}): PingResults
@@ -186,7 +188,7 @@ class Host:
                 commands[f"fits@{target}"] = PING_DF.command(target=target, size=mtu - 28)
             commands[f"over@{target}"] = PING_DF.command(target=target, size=mtu - 27)
         found = self.read_at_once(commands, lambda text, label: PING_DF.parser(text, label.split("@", 1)[1]),
-                                  timeout=30)
+                                  timeout=30, only_read=True)
         fits = {t: tuple(result for label, result in found.items() if label.startswith("fits")
                          and label.split("@", 1)[1] == t) for t in targets}
         return fits, {t: found[f"over@{t}"] for t in targets}
@@ -250,6 +252,8 @@ BACKGROUND = Probe("in the background", "one of several clients started at once,
 SHOW = Probe("show", "what that client printed", 'cat "$t/{index}"')
 AT_ONCE = Probe("at once", "several clients at the same time, then what each printed; the folder is removed",
                 't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str, repeatable=False)
+READS_AT_ONCE = Probe("reads at once", "several commands that only read (pings) at the same time, then what each "
+                      "printed; the folder is removed", AT_ONCE.template, str)
 
 
 class Surveys:

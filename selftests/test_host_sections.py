@@ -4,10 +4,10 @@ a marker seen in an earlier batch) never shifts a section. Run on this machine's
 
 import pytest
 
-from rackproof.host import Host
+from rackproof.host import Host, ProbeFailed
 from rackproof.inventory import load_inventory
 from rackproof.probe import Command, Probe
-from rackproof.remote import EvidenceLog, LocalTransport, Remote
+from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 
 CAT = Probe("cat", "a file's text", "cat {path}", lambda text, path: text, ("path",))
@@ -43,3 +43,31 @@ def test_each_batch_has_a_nonce_of_its_own(host, tmp_path):
         host.read_each(CAT, [str(tmp_path / "f")])
     markers = [e.command.split(";")[0] for e in evidence]
     assert len(markers) == 2 and markers[0] != markers[1] and all("rackproof-section-" in m for m in markers)
+
+
+class Asked:
+    """A transport that answers every command with nothing and notes whether it may run it again."""
+
+    def __init__(self):
+        self.repeatable: list[bool] = []
+
+    def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result:
+        self.repeatable.append(repeatable)
+        return Result(command, 0, "", "", 0.01)
+
+    def close(self) -> None:
+        pass
+
+
+def test_pings_at_once_run_again_after_a_dropped_connection_and_clients_of_a_load_never():
+    """Pings only read: a connection that drops under them is made again and they run again. The
+    clients of a throughput measurement load a link: never run twice."""
+    node = load_inventory(EXAMPLES / "spark2.toml").node("spark-2")
+    transport = Asked()
+    host = Host(node, Remote("spark-2", transport, EvidenceLog()))
+    with pytest.raises(ProbeFailed):      # nothing came back: no ping result to read
+        host.ping(["10.10.0.1"])
+    with pytest.raises(ProbeFailed):
+        host.path_mtu(["10.10.0.1"], 9000)
+    assert host.read_at_once({"c": Command("iperf3 -c 10.10.0.1")}, lambda text, label: text, timeout=10) == {"c": ""}
+    assert transport.repeatable == [True, True, False]
