@@ -152,8 +152,9 @@ class Results:
         try:
             return self.parts[(key, target_id)]
         except KeyError:
-            raise NotMeasured(f"{key} of {target_id}: not measured by the run's plan (the plan measures for the "
-                              "checks collected before the run starts)") from None
+            raise NotMeasured(f"{key} of {target_id}: not measured by the run's plan (it measures for the checks "
+                              "collected before the first one runs): run the check again; if it says so again, "
+                              "report it as a rackproof bug") from None
 
     def dumps(self) -> str:
         return portable.dumps(self.parts)

@@ -4,7 +4,9 @@ before the first check, phase by phase; every check only judges what it was give
 from __future__ import annotations
 
 import os
+import re
 import threading
+from contextlib import contextmanager
 import time
 
 import pytest
@@ -37,16 +39,16 @@ def test_only_the_selected_checks_targets_are_measured_in_the_kinds_order():
 
 def test_every_entry_names_checks_of_the_suite_that_ask_for_it():
     """An entry no check judges, or a check that asks for a key no entry measures, is a mistake."""
-    from pathlib import Path
     from selftests.suite import REPO
-    sources = {p.stem: p.read_text() for p in REPO.glob("tests_*/test_*.py")}
-    everything = "\n".join(sources.values())
+    everything = "\n".join(p.read_text() for p in REPO.glob("tests_*/test_*.py"))
     for entry in PLAN:
         for check in entry.checks:
             assert f"def {check}(" in everything, (entry.key, check)
         assert f'planned("{entry.key}")' in everything, entry.key
-    assert len({entry.key for entry in PLAN}) == len(PLAN)
-    assert Path(plan.__file__).name == "plan.py"
+    keys = {entry.key for entry in PLAN}
+    assert len(keys) == len(PLAN)
+    asked = set(re.findall(r'planned\("([^"]+)"\)', everything))
+    assert asked and asked <= keys, asked - keys
 
 
 def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
@@ -144,28 +146,35 @@ def test_an_entry_that_breaks_is_each_of_its_targets_error_never_the_runs(tmp_pa
         results.part("fine", "thor-2")
 
 
+@contextmanager
+def held_by_another_run(locks, name: str):
+    """The lock `name`, held alone by another run (a thread here) until the block ends."""
+    held, done = threading.Event(), threading.Event()
+
+    def other_run():
+        with schedule.holding(locks, [name], wait=5):
+            held.set()
+            done.wait(5)
+    other = threading.Thread(target=other_run)
+    other.start()
+    held.wait(5)
+    try:
+        yield
+    finally:
+        done.set()
+        other.join()
+
+
 def test_a_round_whose_nodes_another_run_holds_is_not_measured_and_says_so(tmp_path, monkeypatch):
     locks = tmp_path / "locks"
     monkeypatch.setattr(schedule, "LOCK_WAIT_S", 0.2)
     calls = []
     entry = plan.in_rounds("lane.one_stream", "link_pair", ("test_iperf3_one_stream",),
                            lambda s, d, ctx: calls.append((s, d)))
-    held, go = threading.Event(), threading.Event()
-
-    def other_run():
-        with schedule.holding(locks, ["thor-1"], wait=5):
-            held.set()
-            go.wait(5)
-    other = threading.Thread(target=other_run)
-    other.start()
-    held.wait(5)
-    try:
+    with held_by_another_run(locks, "thor-1"):
         # the thor-1 -> thor-2 round waits for the other run's lock, at most its bound
         measured = entry.gather([("thor-1", "thor-2")], plan.Context(THOR5, {"thor-1": "h1", "thor-2": "h2"},
                                                                       EvidenceLog(), locks))
-    finally:
-        go.set()
-        other.join()
     assert calls == []
     assert isinstance(measured[("thor-1", "thor-2")].error, schedule.LockBusy)
 
@@ -174,21 +183,9 @@ def test_a_rack_another_runs_disruptive_check_holds_is_each_checks_lockbusy_neve
     locks = tmp_path / "locks"
     monkeypatch.setattr(schedule, "LOCK_WAIT_S", 0.2)
     seen = []
-    held, go = threading.Event(), threading.Event()
-
-    def disruptive_run():
-        with schedule.holding(locks, [schedule.WHOLE_RACK], wait=5):
-            held.set()
-            go.wait(5)
-    other = threading.Thread(target=disruptive_run)
-    other.start()
-    held.wait(5)
-    try:
+    with held_by_another_run(locks, schedule.WHOLE_RACK):   # its disruptive check, alone on the rack
         results = plan.run([_recorder("facts.a", plan.Phase.FACTS, "node", seen)], {"facts.a": [("thor-1",), ("thor-2",)]},
                            plan.Context(THOR5, {}, EvidenceLog(), locks))
-    finally:
-        go.set()
-        other.join()
     assert seen == []
     for node in ("thor-1", "thor-2"):
         assert isinstance(results.part("facts.a", node).error, schedule.LockBusy)

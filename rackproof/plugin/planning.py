@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 
 from .options import INVENTORY, RECORDING, run_step
-from .params import EVIDENCE_LOG, RUN_FOLDER, lock_dir_of
+from .params import RUN_FOLDER, evidence_log, lock_dir_of
 from rackproof import plan, portable
 from rackproof.host import Host, connect
 from rackproof.linkhealth import LoadLedger
 from rackproof.ownservers import OwnServers
-from rackproof.remote import EvidenceLog
 from rackproof.serving import read_access_key
 
 RESULTS = pytest.StashKey[plan.Results]()
@@ -35,10 +34,6 @@ class HookSpecs:
 
 def add_hooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(HookSpecs)
-
-
-def evidence_log(config: pytest.Config) -> EvidenceLog:
-    return config.stash.setdefault(EVIDENCE_LOG, EvidenceLog())
 
 
 def hosts(config: pytest.Config) -> dict[str, Host]:
