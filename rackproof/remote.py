@@ -253,6 +253,11 @@ CHANNEL_WAITS = (0.1, 0.3, 0.7, 1.5, 4.0)
 # a connect that sshd closed before its banner (MaxStartups dropping it, a restart) is tried
 # again after each of these; a connect that timed out or was refused its login is not
 CONNECT_WAITS = (0.5, 2.0)
+# a command reads no input, as one given to `ssh HOST CMD </dev/null`. Said in the command, not
+# with an EOF on the channel: paramiko sends a channel's EOF outside its lock, so it could follow
+# the CLOSE its own thread answered a quick command's end with, and sshd then drops the whole
+# connection ("ieof packet referred to nonexistent channel"), every other command on it with it
+NO_INPUT = "exec </dev/null; "
 
 
 class SshTransport:
@@ -382,8 +387,7 @@ class SshTransport:
                 except ChannelRefused as e:
                     raise ChannelRefused(self.node, command, e.reason, e.waited) from None
                 try:
-                    channel.exec_command(command)
-                    channel.shutdown_write()    # no input, as a command given to `ssh HOST CMD </dev/null`
+                    channel.exec_command(NO_INPUT + command)
                     out, err = _drained(channel, deadline)
                     status = channel.recv_exit_status()
                 except TimeoutError:
@@ -398,7 +402,7 @@ class SshTransport:
                     notes.append(f"the connection dropped while it ran ({reason}); ran again")
                     continue
                 finally:
-                    channel.close()
+                    _close(channel)
                 return Result(command, status, out, err, time.monotonic() - started, "; ".join(notes))
         finally:
             self._channels.release()
@@ -442,6 +446,17 @@ class SshTransport:
             conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+
+
+def _close(channel) -> None:
+    """Close a command's channel; on a connection that died under it there is nothing left to close
+    (paramiko raises EOFError writing the CLOSE), and the command's own outcome stands."""
+    import paramiko
+
+    try:
+        channel.close()
+    except (OSError, EOFError, paramiko.SSHException):
+        pass
 
 
 def _drained(channel, deadline: float) -> tuple[str, str]:

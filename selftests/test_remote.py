@@ -172,6 +172,37 @@ class _Transport:
         return self.alive
 
 
+class _DyingChannel:
+    """A command's channel whose connection dies under the command, as paramiko's does: it is
+    closed with no exit status, and writing its own CLOSE raises EOFError."""
+
+    def __init__(self):
+        self.sent = []
+
+    def exec_command(self, command: str) -> None:
+        self.sent.append(command)
+
+    recv_ready = recv_stderr_ready = exit_status_ready = lambda self: False
+    eof_received, closed = False, True
+
+    def close(self) -> None:
+        raise EOFError()
+
+
+def test_a_connection_that_dies_under_a_command_is_a_connection_lost_and_the_command_reads_no_input(monkeypatch):
+    """No input is said in the command, never with an EOF on the channel (paramiko sends that
+    outside its lock: behind the CLOSE answering a quick command's end, sshd drops the connection)."""
+    channel = _DyingChannel()
+    conn = type("Conn", (), {"client": type("Client", (), {"get_transport": lambda _: _Transport(False)})()})()
+    transport = SshTransport("thor-1", "thor-1", "nvidia", 5.0)
+    monkeypatch.setattr(transport, "_channel", lambda notes: (conn, channel))
+    monkeypatch.setattr(transport, "_forget", lambda conn: None)
+    with pytest.raises(ConnectionLost, match=r"thor-1: the SSH connection dropped while `iperf3 -c x` ran "
+                                             r"\(the connection closed before the command ended\); not run again"):
+        transport.execute("iperf3 -c x", 10.0)
+    assert channel.sent == ["exec </dev/null; iperf3 -c x"]
+
+
 class _Tunnelled:
     """A fabric Connection whose forward ends as `ends` says: the request's answer comes back, or
     the SSH session under the tunnel closes while the request waits (fabric then raises its

@@ -18,20 +18,34 @@ from selftests.suite import REPO, run_suite
 pytestmark = rack_marks()
 
 
-# 16 commands at once over one connection to thor-1, from the controller (the bench namespace)
+# COUNT commands (COMMAND, {k} its number) over one connection to thor-1, 16 at once, from the
+# controller (the bench namespace); none may run again: a dropped connection is an error here
 AT_ONCE = """
 import json, sys
 from concurrent.futures import ThreadPoolExecutor
-from rackproof.remote import EvidenceLog, Remote, SshTransport
+from rackproof.remote import EvidenceLog, NoAnswer, Remote, SshTransport
+ssh_config, channels, count, command = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 log = EvidenceLog()
 log.sink = []
-remote = Remote("thor-1", SshTransport("thor-1", "thor-1", None, 5.0, ssh_config=sys.argv[1],
-                                       channels=int(sys.argv[2])), log, 30)
+remote = Remote("thor-1", SshTransport("thor-1", "thor-1", None, 5.0, ssh_config=ssh_config, channels=channels),
+                log, 30)
+def one(k):
+    try:
+        return remote.run(command.format(k=k)).stdout
+    except NoAnswer as e:
+        return str(e)
 with ThreadPoolExecutor(16) as pool:
-    results = list(pool.map(lambda k: remote.run(f"sleep 1; echo {k}", repeatable=True), range(16)))
+    stdout = list(pool.map(one, range(count)))
 remote.close()
-print(json.dumps({"stdout": [r.stdout for r in results], "notes": [ev.note for ev in log.sink if ev.note]}))
+print(json.dumps({"stdout": stdout, "notes": [ev.note for ev in log.sink if ev.note]}))
 """
+
+
+def at_once(rack: SimRack, channels: int, count: int, command: str) -> dict:
+    done = rack.bench(f"cd {REPO} && {sys.executable} -c {shlex.quote(AT_ONCE)} {rack.state.ssh_config} "
+                      f"{channels} {count} {shlex.quote(command)}", timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def test_the_suite_stays_within_max_sessions_and_refused_channels_are_asked_for_again():
@@ -40,10 +54,7 @@ def test_the_suite_stays_within_max_sessions_and_refused_channels_are_asked_for_
         config = rack.as_root("thor-1", f"/usr/sbin/sshd -T -f {sshd_config}").stdout.lower()
         assert "maxsessions 10\n" in config and "maxstartups 10:30:100\n" in config, config
         for channels, refused in ((8, False), (16, True)):
-            done = rack.bench(f"cd {REPO} && {sys.executable} -c {shlex.quote(AT_ONCE)} {rack.state.ssh_config} "
-                              f"{channels}", timeout=120)
-            assert done.returncode == 0, done.stderr
-            answer = json.loads(done.stdout)
+            answer = at_once(rack, channels, 16, "sleep 1; echo {k}")
             assert answer["stdout"] == [f"{k}\n" for k in range(16)]
             notes = answer["notes"]
             # past MaxSessions sshd refuses the channel; it is asked for again, the connection kept.
@@ -52,6 +63,13 @@ def test_the_suite_stays_within_max_sessions_and_refused_channels_are_asked_for_
             assert bool(notes) or not refused, notes
             assert all(re.search(r"no channel \(.*\), asked again after [\d.]+ s", n) for n in notes), notes
             assert not any("connected again" in n for n in notes), notes
+        # many quick commands at once: a command's end never drops the connection the others use
+        # (sshd drops it when a channel's EOF comes after the CLOSE that answered the command's end)
+        answer = at_once(rack, 8, 800, "echo {k}")
+        assert answer["stdout"] == [f"{k}\n" for k in range(800)], [o for o in answer["stdout"] if "dropped" in o][:3]
+        assert not any("connected again" in n for n in answer["notes"]), answer["notes"]
+        log = (rack.rack.node("thor-1").dir / "sshd" / "sshd.log").read_text()
+        assert "nonexistent channel" not in log, log[-2000:]
 
 
 # thor-1's sshd drops the controller's connections and answers no connect for a second
