@@ -55,6 +55,7 @@ class Context:
     ledger: LoadLedger | None = None      # the lanes' counters before load, when a check judges them
     access_key: Callable[[], str] | None = None   # the agent's key (a secret of the run), read when first needed
     noted: dict[str, list[Evidence]] = field(default_factory=dict)   # node -> its counters' evidence
+    said: Callable[[str], None] = lambda line: None   # a line for the person watching (the terminal)
 
 
 Gather = Callable[[list[tuple], Context], dict[tuple, Part]]
@@ -207,6 +208,10 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
 
     def phase_run(phase: Phase) -> dict[tuple[str, str], Part]:
         todo = [entry for entry in entries if entry.phase == phase and wanted.get(entry.key)]
+        if todo:   # the checks wait for the whole plan: the run says what it measures meanwhile
+            targets = sum(len(wanted[entry.key]) for entry in todo)
+            ctx.said(f"rackproof: measuring {phase.name.lower().replace('_', ' ')} ({len(todo)} "
+                     f"measurement{'s' * (len(todo) > 1)}, {targets} target{'s' * (targets > 1)})")
         if phase in ONE_AT_A_TIME:
             done = [gathered(entry) for entry in todo]
         else:

@@ -75,10 +75,17 @@ def test_phases_run_in_order_facts_together_and_loads_and_engines_one_after_anot
                _recorder("serve.a", plan.Phase.SERVING, "engine", seen)]
     values = {"link_pair": [("thor-1", "thor-2")], "pair": [("thor-1", "thor-2")], "lane": [("thor-1", "mgbe0_0")],
               "node": [("thor-1",)], "engine": [("thor-1", "qwen3-8b")]}
+    said = []
     results = plan.run(entries, {e.key: values[e.kind] for e in entries},
-                       plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks"))
+                       plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks", said=said.append))
     order = [key for key, what, _ in seen if what == "start"]
     assert set(order[:2]) == {"facts.a", "facts.b"} and order[2:5] == ["mesh", "load.b", "load.a"]
+    # the person watching is told each phase as it begins (the checks wait for the whole plan)
+    assert said == ["rackproof: measuring facts (2 measurements, 2 targets)",
+                    "rackproof: measuring mesh (1 measurement, 1 target)",
+                    "rackproof: measuring load (2 measurements, 2 targets)",
+                    "rackproof: measuring after load (1 measurement, 1 target)",
+                    "rackproof: measuring serving (2 measurements, 2 targets)"]
     assert order[5:] == ["after", "serve.b", "serve.a"]
     assert not facts.broken    # the facts side by side
     times = {(key, what): at for key, what, at in seen}

@@ -1,4 +1,4 @@
-"""A run stopped in the middle of the throughput tests on the simulated rack, as a person would
+"""A run stopped in the middle of the throughput measurements on the simulated rack, as a person would
 stop it (Ctrl-C: SIGINT to the whole foreground process group, xdist workers included) or as a
 CI job is cancelled (SIGTERM to pytest): the verdict is INCOMPLETE wherever it is shown, the
 checks that did not run are listed, pytest exits non-zero, and nothing is left running."""
@@ -27,30 +27,34 @@ def thor5():
         yield rack
 
 
-def interrupted_run(rack: SimRack, folder, sig: int, *args: str) -> tuple[int, str]:
-    """The suite against `rack`, sent `sig` once a throughput test has finished; (exit status, output)."""
+def interrupted_run(rack: SimRack, folder, sig: int, *args: str) -> tuple[int, str, dict[str, str]]:
+    """The suite against `rack`, sent `sig` while the plan's load runs; (exit status, output, the
+    measurement servers and clients that ran on the nodes when it was sent)."""
     command = ["ip", "netns", "exec", rack.rack.topo.bench, sys.executable, "-m", "pytest", "-c", str(REPO / "pytest.ini"),
                "--rootdir", str(REPO), "-v", "-p", "no:cacheprovider", f"--inventory={rack.inventory}",
                f"--html={folder / 'report.html'}", *args]
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, preexec_fn=ctrl_c_reaches_it)
-    lines = []
+    lines, running = [], {}
     for line in proc.stdout:
         lines.append(line)
-        if "test_throughput.py::test_iperf3" in line:
+        if line.startswith("rackproof: measuring load "):
+            deadline = time.monotonic() + 30
+            while not (running := leftovers(rack)) and time.monotonic() < deadline:
+                time.sleep(0.1)
             # Ctrl-C reaches every process of the terminal's group; a cancelled CI job gets SIGTERM
             os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
             break
     lines.extend(proc.stdout)
-    return proc.wait(timeout=120), "".join(lines)
+    return proc.wait(timeout=120), "".join(lines), running
 
 
-# a declared scope (--node thor-1): fewer checks before the first throughput test, the same stop
+# a declared scope (--node thor-1): fewer facts to measure before the load, the same stop
 @pytest.mark.parametrize("sig, args", [(signal.SIGINT, ("-n", "2", "--node", "thor-1")), (signal.SIGTERM, ("--node", "thor-1"))],
                          ids=["ctrl-c-xdist", "sigterm"])
-def test_a_run_stopped_during_the_throughput_tests_is_incomplete(thor5, tmp_path, sig, args):
-    status, output = interrupted_run(thor5, tmp_path, sig, *args)
-    assert status != 0, output
+def test_a_run_stopped_during_the_throughput_measurements_is_incomplete(thor5, tmp_path, sig, args):
+    status, output, running = interrupted_run(thor5, tmp_path, sig, *args)
+    assert running and status != 0, output
     assert "verdict: INCOMPLETE" in output and "did not run: " in output, output
     doc = json.loads((tmp_path / "results.json").read_text())
     coverage = doc["verdict"]["coverage"]

@@ -100,8 +100,14 @@ def _run(config: pytest.Config, test_ids: list[str]) -> plan.Results:
     judges_load = any(entry.phase is plan.Phase.AFTER_LOAD and entry.key in wanted for entry in entries)
     ledger = LoadLedger(config.stash[RUN_FOLDER] / "load") if judges_load else None
     ctx = plan.Context(cluster, hosts(config), evidence_log(config), lock_dir_of(config.stash[INVENTORY]), ledger,
-                       lambda: access_key(config))
+                       lambda: access_key(config), said=lambda line: _said(config, line))
     return plan.run(entries, wanted, ctx)
+
+
+def _said(config: pytest.Config, line: str) -> None:
+    writer = config.get_terminal_writer()
+    writer.line(line)
+    writer.flush()
 
 
 def results_of(config: pytest.Config) -> plan.Results:
