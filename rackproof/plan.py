@@ -175,7 +175,8 @@ def selected(test_id: str) -> tuple[str, str]:
 
 
 def wanted(entries: Iterable[Entry], test_ids: Iterable[str], cluster: ClusterAtStep) -> dict[str, list[tuple]]:
-    """Each entry's values that a selected check judges, in the kind's order."""
+    """Each entry's values that a selected check judges, in the kind's order. A check with
+    parameters of its own beside its target has them after the target's id ("all-tensorrt-…")."""
     chosen: dict[str, set[str]] = {}
     for check, target_id in map(selected, test_ids):
         chosen.setdefault(check, set()).add(target_id)
@@ -183,7 +184,8 @@ def wanted(entries: Iterable[Entry], test_ids: Iterable[str], cluster: ClusterAt
     for entry in entries:
         ids = set().union(*(chosen.get(check, set()) for check in entry.checks))
         kind = kinds.KINDS[entry.kind]
-        values = [value for value in kind.values(cluster) if kind.id(value) in ids]
+        values = [value for value in kind.values(cluster)
+                  if kind.id(value) in ids or any(i.startswith(kind.id(value) + "-") for i in ids)]
         if values:
             found[entry.key] = values
     return found

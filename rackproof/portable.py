@@ -2,7 +2,7 @@
 
 A measured group (rackproof.together) holds the suite's own results (dataclasses of rackproof
 such as IperfResult, with tuples, dicts keyed by pairs) and the errors a part raised. Nothing
-is unpickled: a value comes back only as plain JSON data, a dataclass of a rackproof module
+is unpickled: a value comes back only as plain JSON data, a point in time (ISO 8601), a dataclass of a rackproof module
 built from its fields, or an error of rackproof (or a plain builtin error) built from its
 constructor's arguments. Any other name in the text is refused.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import datetime
 import importlib
 import inspect
 import json
@@ -47,6 +48,8 @@ def _encoded(value):
         return {"tuple": [_encoded(v) for v in value]}
     if isinstance(value, dict):
         return {"dict": [[_encoded(k), _encoded(v)] for k, v in value.items()]}
+    if isinstance(value, datetime.datetime):     # a node's clock
+        return {"datetime": value.isoformat()}
     if isinstance(value, BaseException):
         return {"error": _name(type(value)), "arguments": _error_arguments(value)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -86,6 +89,8 @@ def _decoded(data):
         return tuple(_decoded(v) for v in data["tuple"])
     if "dict" in data:
         return {_decoded(k): _decoded(v) for k, v in data["dict"]}
+    if "datetime" in data:
+        return datetime.datetime.fromisoformat(data["datetime"])
     if "dataclass" in data:
         cls = _rackproof_class(data["dataclass"])
         if not dataclasses.is_dataclass(cls):

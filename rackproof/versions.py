@@ -6,6 +6,9 @@ from collections import Counter
 
 from .failure import Failure
 
+# the packages a Thor's engines are built against (dpkg), each with its pin in [expect]
+JETPACK_PACKAGES = {"nvidia-jetpack": "jetpack_version", "tensorrt": "tensorrt_version"}
+
 
 def matches(value: str, expected: str) -> bool:
     """A pin "7.0" is met by "7.0" and by its builds "7.0-b128", "7.0+b38", not by "7.0.1"."""

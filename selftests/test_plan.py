@@ -3,6 +3,7 @@ before the first check, phase by phase; every check only judges what it was give
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import threading
@@ -200,10 +201,14 @@ def test_a_rack_another_runs_disruptive_check_holds_is_each_checks_lockbusy_neve
 
 def test_results_cross_to_the_workers_as_json_and_nothing_else(tmp_path):
     evidence = [Evidence("thor-1", "ethtool mgbe0_0", 0, "Link detected: yes", "", 0.01, 1.5e9)]
+    clock = datetime.datetime(2026, 12, 6, 9, 41, 7, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))
     results = plan.Results({("lane.link", "thor-1:mgbe0_0"): Part(("up",), None, evidence),
-                            ("lane.link", "thor-2:mgbe0_0"): Part(None, NodeUnreachable("thor-2", "no route"), [])})
+                            ("lane.link", "thor-2:mgbe0_0"): Part(None, NodeUnreachable("thor-2", "no route"), []),
+                            ("node.holder_processes", "thor-1"): Part((clock, ()), None, [])})
     again = plan.Results.loads(results.dumps())
     assert again.parts[("lane.link", "thor-1:mgbe0_0")] == results.parts[("lane.link", "thor-1:mgbe0_0")]
+    assert again.parts[("node.holder_processes", "thor-1")].value == (clock, ())   # a node's clock, its offset kept
+    assert again.parts[("node.holder_processes", "thor-1")].value[0].utcoffset() == datetime.timedelta(hours=1)
     assert str(again.part("lane.link", "thor-2:mgbe0_0").error) == "thor-2 is unreachable: no route"
     with pytest.raises(portable.Unportable):
         plan.Results.loads(portable.dumps({("lane.link", "thor-1:mgbe0_0"): "not a part"}))

@@ -5,10 +5,8 @@ addresses takes keys only."""
 
 import pytest
 
-from rackproof import addressing, sharing
 from rackproof.capabilities import CLOSED_NETWORK
 from rackproof.failure import Failure
-from rackproof.probes.sockets import LISTENING_PROCESSES
 
 pytestmark = [pytest.mark.step(9), pytest.mark.capability(CLOSED_NETWORK)]
 
@@ -24,14 +22,9 @@ def test_node_does_not_forward(network_node, inventory, planned):
                       "/etc/sysctl.d/ (sudo sysctl -w net.ipv4.ip_forward=0)")
 
 
-def test_nothing_unexpected_listens(network_node, inventory):
+def test_nothing_unexpected_listens(network_node, planned):
     node = network_node
-    ports = {e.port for e in inventory.engines if e.node == node.name}
-    if inventory.agent and inventory.agent.node == node.name:
-        ports.add(inventory.agent.port)
-    found = sharing.listening_openly(lambda: node.read(LISTENING_PROCESSES), lambda: node.servers.on(node.name),
-                                     set(addressing.cluster_addresses([node.spec])), ports,
-                                     sharing.allowed_programs(inventory))
+    found = planned("node.listening_openly")
     if found:
         raise Failure(node.name, "listening on a cluster address or on every address: " + ", ".join(
             f"{l.process or 'an unnamed process'} (pid {l.pid}) on {l.local_address}:{l.port}/{l.proto}"

@@ -5,7 +5,6 @@ import pytest
 
 from rackproof import gpus
 from rackproof.capabilities import FULL_SPEED
-from rackproof.probes.jetson import JETSON_CLOCKS
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(FULL_SPEED)]
 
@@ -21,7 +20,7 @@ def test_same_power_mode(every_node, inventory, planned):
 
 
 @pytest.mark.platform("thor")
-def test_clocks_locked(node, inventory):
+def test_clocks_locked(node, inventory, planned):
     if not inventory.expect.clocks_locked:
         pytest.skip("the inventory does not ask for locked clocks ([expect] clocks_locked)")
-    gpus.clocks_locked(node.name, node.read(JETSON_CLOCKS))
+    gpus.clocks_locked(node.name, planned("node.clocks"))

@@ -3,9 +3,8 @@
 import pytest
 
 from rackproof.capabilities import VERSIONS
-from rackproof.probes.jetson import DPKG_VERSIONS
 from rackproof.failure import together
-from rackproof.versions import version_mismatch
+from rackproof.versions import JETPACK_PACKAGES, version_mismatch
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
 
@@ -20,12 +19,9 @@ def test_same_l4t_release(every_node, inventory, planned):
 
 
 @pytest.mark.platform("thor")
-@pytest.mark.parametrize("package, pin", [("nvidia-jetpack", "jetpack_version"), ("tensorrt", "tensorrt_version")])
-def test_same_package_version(every_node, inventory, package, pin):
-    found = {}
-    for host in every_node:
-        versions = host.read(DPKG_VERSIONS, packages=[package])
-        found[host.name] = versions.get(package, "not installed")
+@pytest.mark.parametrize("package, pin", JETPACK_PACKAGES.items())
+def test_same_package_version(every_node, inventory, package, pin, planned):
+    found = {name: versions.get(package, "not installed") for name, versions in planned("nodes.packages").items()}
     if problem := version_mismatch(f"{package} version (dpkg)", found, getattr(inventory.expect, pin),
                                    "update JetPack on the odd node (then rebuild its engines there)"):
         raise problem

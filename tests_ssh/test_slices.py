@@ -8,10 +8,6 @@ import pytest
 from rackproof import sharing
 from rackproof.capabilities import PRIVATE_SLICES
 from rackproof.failure import Failure
-from rackproof.probes.accounts import PASSWD, PROCESSES
-from rackproof.probes.netplan import MODE_OWNER
-from rackproof.probes.sudo import SUDO_RULES
-from rackproof.probes.system import CLOCK
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slices"), pytest.mark.capability(PRIVATE_SLICES)]
 
@@ -24,8 +20,8 @@ def test_reservations_do_not_overlap(every_node, inventory):
                       cause="a node is one person's at a time: move one of the windows")
 
 
-def test_holders_have_logins(node, inventory):
-    accounts = node.read_each(PASSWD, inventory.slices.holders)
+def test_holders_have_logins(node, inventory, planned):
+    accounts = planned("node.holder_accounts")
     missing = [login for login, account in accounts.items() if account is None]
     if missing:
         reserved = sorted({r.person for r in inventory.slices.reservations if r.node == node.name} & set(missing))
@@ -34,9 +30,10 @@ def test_holders_have_logins(node, inventory):
                       cause="each slice holder needs a login of their own on every node (sudo adduser NAME)")
 
 
-def test_only_the_holder_runs_during_a_window(node, inventory):
-    holding = sharing.holding_now(inventory.slices.reservations, node.name, node.read(CLOCK))
-    others = [p for p in node.read(PROCESSES)
+def test_only_the_holder_runs_during_a_window(node, inventory, planned):
+    clock, processes = planned("node.holder_processes")
+    holding = sharing.holding_now(inventory.slices.reservations, node.name, clock)
+    others = [p for p in processes
               if p.user in inventory.slices.holders and p.user not in {r.person for r in holding}]
     if holding and others:
         held = " and ".join(f"{r.person} until {r.end.isoformat(timespec='minutes')}" for r in holding)
@@ -56,9 +53,8 @@ def test_every_job_has_a_time_limit(node, planned):
                       "systemd-run --user --unit NAME -p RuntimeMaxSec=6h ./job.sh")
 
 
-def test_slice_holders_have_no_sudo(node, inventory):
-    with_sudo = {login: rules for login, rules in
-                 node.read_each(SUDO_RULES, sharing.with_logins(node, inventory.slices.holders)).items() if rules}
+def test_slice_holders_have_no_sudo(node, planned):
+    with_sudo = {login: rules for login, rules in planned("node.holder_sudo").items() if rules}
     if with_sudo:
         raise Failure(node.name, "slice holders with sudo: " + "; ".join(
             f"{login} may run {', '.join(rules)}" for login, rules in with_sudo.items()),
@@ -66,9 +62,8 @@ def test_slice_holders_have_no_sudo(node, inventory):
                   "sudo deluser LOGIN sudo (and any rule in /etc/sudoers.d)")
 
 
-def test_homes_are_private(node, inventory):
-    accounts = sharing.with_logins(node, inventory.slices.holders)
-    modes = node.read_each(MODE_OWNER, sorted({a.home for a in accounts.values()}))
+def test_homes_are_private(node, planned):
+    accounts, modes = planned("node.holder_homes")
     problems = []
     for login, account in accounts.items():
         found = modes[account.home]
