@@ -33,9 +33,12 @@ def test_a_test_id_names_its_check_and_target():
 def test_only_the_selected_checks_targets_are_measured_in_the_kinds_order():
     ids = ["tests_physical/test_lanes.py::test_lane_speed[thor-2:mgbe1_0]",
            "tests_physical/test_lanes.py::test_lane_fec[thor-1:mgbe0_0]",
-           "tests_ssh/test_ssh_mesh.py::test_same_login_on_every_node[thor-1]"]
+           "tests_ssh/test_ssh_mesh.py::test_same_login_on_every_node[thor-1]",
+           # a check with a parameter of its own after its target's id
+           "tests_serving/test_versions.py::test_same_package_version[all-tensorrt-tensorrt_version]"]
     assert plan.wanted(PLAN, ids, THOR5) == {"lane.link": [("thor-1", "mgbe0_0"), ("thor-2", "mgbe1_0")],
-                                             "lane.fec": [("thor-1", "mgbe0_0")], "node.login": [("thor-1",)]}
+                                             "lane.fec": [("thor-1", "mgbe0_0")], "node.login": [("thor-1",)],
+                                             "nodes.packages": [tuple(f"thor-{i}" for i in range(1, 6))]}
 
 
 def test_every_entry_names_checks_of_the_suite_that_ask_for_it():
