@@ -9,7 +9,7 @@ tools' formats. Faults can be planted and healed while it runs.
     rackproof sim heal --all
     rackproof sim down
 
-The library (rack.py and friends) never imports pytest.
+The library (rack.py and friends) never imports pytest. The package itself imports nothing: the
+stand-ins start as a process per call of a node's tool, and a rack's profiles (rackproof_sim.profiles)
+are none of their business.
 """
-
-from .profiles import PROFILES, get_profile  # noqa: F401

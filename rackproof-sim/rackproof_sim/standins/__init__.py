@@ -2,8 +2,9 @@
 file (RACKPROOF_SIM_MODEL, baked into each wrapper in the node's /usr/local/bin) and the real
 state of the node's links (/sys/class/net), and print what the real tool prints.
 
-Where rackproof.probes has a render_* function for a tool, the stand-in uses it, so the parser
-and the rack agree on one format; the probes are pure functions over the real tools' formats.
+Each prints with its tool's renderer in rackproof_sim.formats, whose tests parse what it prints
+with the product's parser (rackproof.probes: pure functions over the real tools' formats) and
+compare it with the real samples.
 
 Run as `python3 -m rackproof_sim.standins TOOL ARGS...`; `TOOLS` lists them.
 """
