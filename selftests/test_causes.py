@@ -236,7 +236,8 @@ def test_a_stall_through_the_agent_says_down_only_when_the_engine_does_not_answe
 ])
 def test_an_agent_that_does_not_refuse_a_request_without_the_key_gets_the_cause_its_answer_shows(status, cause):
     hosts = serving_hosts(agent_models=status)
-    message = failure(agent_checks.test_agent_refuses_requests_without_the_key, hosts["thor-1"], THOR_PAIR, "no key")
+    message = failure(agent_checks.test_agent_refuses_requests_without_the_key, hosts["thor-1"], THOR_PAIR, "no key",
+                      planned("agent.without_the_key", ("thor-1",), hosts, THOR_PAIR))
     assert cause in message, message
     assert ("not running" in message) == (status == 0)
 

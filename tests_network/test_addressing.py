@@ -4,7 +4,6 @@ import pytest
 
 from rackproof import addressing
 from rackproof.failure import Failure
-from rackproof.probes.getent import GETENT_HOSTS
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
@@ -15,10 +14,10 @@ def test_hostname_is_the_inventory_name(node, planned):
         raise Failure(node.name, "hostname", node.name, found,
                       f"set it once with: sudo hostnamectl set-hostname {node.name}")
 
-def test_cluster_address_on_the_cluster_interface(cluster_node, inventory):
+def test_cluster_address_on_the_cluster_interface(cluster_node, inventory, planned):
     spec = cluster_node.spec
     expected_iface = inventory.cluster_interface(spec)
-    interfaces = cluster_node.interfaces()
+    interfaces = planned("node.interfaces")
     holders = {i.name: a for i in interfaces.values() for a in i.addresses if a.local == spec.ip}
     if not holders:
         raise Failure(spec.name, "cluster address", f"{spec.address} on {expected_iface}", "it on no interface",
@@ -34,9 +33,9 @@ def test_cluster_address_on_the_cluster_interface(cluster_node, inventory):
         raise Failure(f"{spec.name} {expected_iface}", "kind of cluster address", "static (ipv4.method manual)",
                       "a DHCP/dynamic address", "the cluster network has no router: set the address by hand")
 
-def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory):
+def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory, planned):
     peers = [n for n in inventory.nodes if n.address]
-    resolved = cluster_node.read(GETENT_HOSTS, names=[n.name for n in peers])
+    resolved = planned("node.names")
     wrong = {n.name: resolved.get(n.name, ()) for n in peers if n.ip not in resolved.get(n.name, ())}
     if wrong:
         raise Failure(cluster_node.name, "/etc/hosts does not map every node to its cluster address: " + "; ".join(
@@ -44,10 +43,10 @@ def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory):
             for name, addrs in wrong.items()), cause="the five lines were not added to /etc/hosts on this node, or "
                                                      "a Tailscale/house address is listed first")
 
-def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, inventory):
+def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, inventory, planned):
     expected = inventory.cluster_interface(cluster_node.spec)
     peers = [n for n in inventory.nodes if n.address and n.name != cluster_node.name]
-    routes = cluster_node.route_to([p.ip for p in peers])
+    routes = planned("node.routes")
     wrong = {p.name: routes[p.ip] for p in peers if routes[p.ip].dev != expected}
     if wrong:
         raise Failure(cluster_node.name, "traffic to " + "; ".join(
@@ -55,11 +54,11 @@ def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, invent
             for name, r in wrong.items()) + f", expected {expected}",
             cause="the cluster address has the wrong prefix, or a route for 10.10.0.0/24 points at the house port")
 
-def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory):
-    mtus = {}
+def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory, planned):
+    mtus, interfaces = {}, planned("nodes.interfaces")
     for host in cluster_network:
         iface = inventory.cluster_interface(host.spec)
-        found = host.interfaces().get(iface)
+        found = interfaces[host.name].get(iface)
         mtus[f"{host.name} {iface}"] = found.mtu if found else None
     wanted = {inventory.expect.mtu} if inventory.expect.mtu else set(mtus.values())
     if len(set(mtus.values())) != 1 or set(mtus.values()) != wanted:
@@ -75,8 +74,8 @@ def test_packets_of_the_mtu_cross_whole_and_no_larger(cluster_node, planned):
                       cause="set the same MTU on every cluster interface and the switch ports (jumbo frames)")
 
 
-def test_cluster_addresses_are_unique(cluster_network):
-    found = addressing.clashes([h.spec for h in cluster_network], {h.name: h.interfaces() for h in cluster_network})
+def test_cluster_addresses_are_unique(cluster_network, planned):
+    found = addressing.clashes([h.spec for h in cluster_network], planned("nodes.interfaces"))
     if found:
         raise Failure("", "; ".join(map(str, found)), cause="an address copied from another node's nmcli line or "
                       "netplan file; two holders answer ARP in turn, so pings, routes, iperf3 and SSH to that address "

@@ -6,20 +6,15 @@ import pytest
 
 from rackproof import capabilities, serving
 from rackproof.failure import Failure, judge
-from rackproof.probes.agent import PROCESSES
 
 pytestmark = pytest.mark.step(6)
 
 AGENT_CAPABILITY = pytest.mark.capability("the agent: one address and one key for every model", blocks=True)
 
 
-def agent_url(inventory) -> str:
-    return f"http://{inventory.agent.listen}"
-
-
 @AGENT_CAPABILITY
-def test_agent_routes_exactly_the_inventory_engines(agent, inventory):
-    process = agent.read(PROCESSES, program=inventory.agent.process)
+def test_agent_routes_exactly_the_inventory_engines(agent, inventory, planned):
+    process = planned("agent.process")
     if not process:
         raise Failure(agent.name, f"no {inventory.agent.process} process is running", cause="it was not started, "
                       "or exited (a bad --engine argument, the port already taken)")
@@ -39,17 +34,16 @@ def test_agent_routes_exactly_the_inventory_engines(agent, inventory):
 
 @AGENT_CAPABILITY
 @pytest.mark.parametrize("auth", ["no key", "a wrong key"])
-def test_agent_refuses_requests_without_the_key(agent, inventory, auth):
-    sent = serving.NO_KEY if auth == "no key" else serving.bearer(serving.wrong_key(), auth)
-    response = serving.get(agent, f"{agent_url(inventory)}/v1/models", sent)
+def test_agent_refuses_requests_without_the_key(agent, inventory, auth, planned):
+    response = planned("agent.without_the_key")[auth]
     if response.status not in (401, 403):
         raise Failure(f"{agent.name} agent at {inventory.agent.listen}",
                       f"a request with {auth} was answered {response.status or 'nothing'}",
                       cause=serving.key_refusal_cause(response.status))
 
 @AGENT_CAPABILITY
-def test_agent_lists_every_model_with_the_key(agent, inventory, access_key):
-    response, models = serving.models(agent, agent_url(inventory), serving.bearer(access_key, "the access key"))
+def test_agent_lists_every_model_with_the_key(agent, inventory, planned):
+    response, models = planned("agent.models")
     if response.status != 200:
         raise Failure(f"{agent.name} agent at {inventory.agent.listen}", f"GET /v1/models with the key answered "
                       f"{response.status or 'nothing'}: {response.text[:200].strip()}",

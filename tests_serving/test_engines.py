@@ -5,7 +5,7 @@ import pytest
 
 from rackproof import capabilities, serving
 from rackproof.failure import Failure
-from rackproof.probes.sockets import LISTENING, scope
+from rackproof.probes.sockets import scope
 
 pytestmark = pytest.mark.step(5)
 
@@ -15,10 +15,10 @@ def _serving_capability(engine, guards):
     guards(*capabilities.serving(engine.spec.model))
 
 
-def test_engine_listens_on_its_cluster_address(engine, inventory):
+def test_engine_listens_on_its_cluster_address(engine, inventory, planned):
     expected = inventory.engine_listen(engine.spec)
     port = engine.spec.port
-    listeners = [l for l in engine.host.read(LISTENING) if l.port == port]
+    listeners = [l for l in planned("engine.listeners") if l.port == port]
     addresses = sorted({l.local_address for l in listeners})
     if not listeners:
         raise Failure(engine.where, f"nothing listens on port {port} of {engine.host.name}", cause="the engine "

@@ -7,8 +7,7 @@ import pytest
 from rackproof import slurm
 from rackproof.capabilities import SCHEDULED_JOBS
 from rackproof.failure import Failure
-from rackproof.probes.slurm import MUNGE_TTL_S, PARTITION, SINFO_NODES, SRUN_HOSTNAME, TAKES_JOBS, \
-    slurm_time_hours
+from rackproof.probes.slurm import MUNGE_TTL_S, slurm_time_hours
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capability(SCHEDULED_JOBS)]
 
@@ -24,13 +23,13 @@ def test_node_reaches_the_controller(node, inventory, planned):
                       seen=refused is not None)
 
 
-def test_node_takes_jobs(node, hosts, inventory):
+def test_node_takes_jobs(node, hosts, inventory, planned):
     controller = hosts[inventory.slurm.controller]
-    state = controller.read(SINFO_NODES).get(node.name)
+    state, result = planned("node.slurm_job")
     if state is None:
         raise Failure(node.name, "not a node of Slurm (sinfo does not list it)",
                       cause=f"add NodeName={node.name} to slurm.conf on every node and restart slurmctld")
-    if not state.responding or state.base not in TAKES_JOBS:
+    if not state.takes_jobs:
         reason = f", reason: {state.reason}" if state.reason else ""
         refused = (slurm.refused_by_munge(node, controller.name, inventory.ssh.connect_timeout)
                    if not state.responding else None)
@@ -39,7 +38,6 @@ def test_node_takes_jobs(node, hosts, inventory):
                       "slurmd not running or not registered (not responding: *), or the node drained; "
                       f"`sudo scontrol update nodename={node.name} state=resume` once it is fixed",
                       seen=refused is not None)
-    result = controller.run(SRUN_HOSTNAME, seconds=10, node=node.name)
     if not result.ok or result.stdout.strip() != node.name:
         refused = slurm.refused_by_munge(node, controller.name, inventory.ssh.connect_timeout)
         raise Failure(node.name, f"a one-node job (srun -w {node.name} hostname, from {controller.name})",
@@ -49,8 +47,8 @@ def test_node_takes_jobs(node, hosts, inventory):
                       "there", seen=refused is not None)
 
 
-def test_partition_has_a_time_limit(slurm_controller, inventory):
-    max_time = slurm_controller.read(PARTITION, partition=inventory.slurm.partition).get("MaxTime", "UNLIMITED")
+def test_partition_has_a_time_limit(slurm_controller, inventory, planned):
+    max_time = planned("slurm.partition").get("MaxTime", "UNLIMITED")
     hours, wanted = slurm_time_hours(max_time), inventory.slurm.max_time_hours
     if hours is None or (wanted is not None and hours > wanted):
         raise Failure(f"partition {inventory.slurm.partition}", "MaxTime",

@@ -57,6 +57,10 @@ class NodeState:
     def responding(self) -> bool:
         return not self.state.endswith("*")
 
+    @property
+    def takes_jobs(self) -> bool:
+        return self.responding and self.base in TAKES_JOBS
+
 
 # the states in which the node takes a new job (sinfo(1), NODE STATE CODES)
 TAKES_JOBS = frozenset({"idle", "mixed", "allocated", "completing", "planned"})
