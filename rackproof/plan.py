@@ -7,7 +7,8 @@ never a worker) builds the plan from the checks it selected and runs it phase by
                 and the lanes' error counters before any load when a check judges them
     mesh        every node's SSH to all its peers, all nodes at once
     load        throughput rounds, one measurement after the other: in a round every node sends
-                once and receives once (lanes are full duplex), the round's nodes locked
+                once and receives once (lanes are full duplex), the round's nodes locked; then a
+                collective over every CX7 node (NCCL), its nodes locked
     after load  the lanes' error counters again
     serving     the engines' answers, then the models through the agent, then the comparison of a
                 model through the agent with the same one on its node: one entry after another,

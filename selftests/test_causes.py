@@ -277,7 +277,9 @@ def roce_check(hosts):
 
 
 def nccl_check(hosts):
-    return cx7_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR, measure_in(SPARK_PAIR)
+    """The collective's check, its plan entry run in this process."""
+    return (cx7_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR,
+            measure_in(SPARK_PAIR), planned("cx7.nccl", ("spark-1", "spark-2"), hosts, SPARK_PAIR))
 
 
 def test_roce_and_nccl_pass_on_good_runs(tmp_path):

@@ -10,7 +10,6 @@ from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, judge
 from rackproof.probes.ethtool import ETHTOOL
-from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.netplan import MODE_OWNER, NAMING_INTERFACES
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
@@ -91,12 +90,10 @@ def test_roce_bandwidth_over_the_port(cx7_pair, measure, planned):
 
 @pytest.mark.step(4)   # mpirun starts the ranks over SSH
 @pytest.mark.capability(MULTI_NODE)
-def test_nccl_across_the_nodes(cx7_cluster, inventory, measure):
+def test_nccl_across_the_nodes(cx7_cluster, inventory, measure, planned):
     nodes = [h.spec for h in cx7_cluster]
-    head = cx7_cluster[0]  # node_0
     iface = nodes[0].cx7[0].name
-    addresses = ",".join(f"{n.cx7[0].address.split('/')[0]}:1" for n in nodes)
-    result = head.read(NCCL_TEST, ranks=len(nodes), hosts=addresses, interface=iface, test=inventory.expect.nccl_test)
+    result = planned("cx7.nccl")
     if len(result.distinct_hosts) != len(nodes):
         raise Failure(inventory.expect.nccl_test, f"ranks ran on {', '.join(result.distinct_hosts)}, not on every "
                       "node: MPI did not run one job across the nodes", cause="wrong -H addresses, or no "
