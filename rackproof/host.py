@@ -52,8 +52,8 @@ class Host:
     servers: OwnServers = field(default_factory=OwnServers, repr=False)   # the run's measurement servers
     prerequisites: NodePrerequisites | None = field(default=None, repr=False)  # None: nothing asked first
     surveys: Surveys | None = field(default=None, repr=False)   # the run's nodes' surveys, taken together
-    _once: dict = field(default_factory=dict, repr=False)   # (probe, values) -> (Result, its start, fact)
-    _once_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _once: dict = field(default_factory=dict, repr=False)   # (probe, values) -> _Fact
+    _once_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)   # guards _once itself
 
     @property
     def name(self) -> str:
@@ -91,21 +91,30 @@ class Host:
 
     def read(self, probe: Probe[T], timeout: float | None = None, **values) -> T:
         """What the probe reads; a failed command or unreadable text is a ProbeFailed."""
-        if not probe.once:
-            return self._parsed(self.run(probe, timeout, **values), lambda out: probe.parse(out, values), probe.ok_exit)
-        key = (probe.name, repr(sorted(values.items())))
-        with self._once_lock:   # parts of a group measured at once ask together: one reads, the others recall
-            if key in self._once:
-                result, started, fact = self._once[key]
-                self.remote.log.add(Evidence(self.name, result.command, result.exit_status, result.stdout,
-                                             result.stderr, 0.0, started, probe=probe.name, values=_shown(values),
-                                             note="read earlier in this run; its answer is recalled"))
-                return fact
-            started = time.time()
+        def asked() -> tuple[Result, T]:
             result = self.run(probe, timeout, **values)
-            fact = self._parsed(result, lambda out: probe.parse(out, values), probe.ok_exit)
-            self._once[key] = (result, started, fact)
-            return fact
+            return result, self._parsed(result, lambda out: probe.parse(out, values), probe.ok_exit)
+        if not probe.once:
+            return asked()[1]
+        return self._recalled((probe.name, repr(sorted(values.items()))), probe.name, _shown(values), asked)
+
+    def _recalled(self, key: tuple, probe: str, shown: dict, asked: Callable[[], tuple[Result, T]]) -> T:
+        """A `once` fact: asked the first time, recalled after (its evidence shown again). Parts
+        of a group measured at once that want the same fact wait for the one that asks; other
+        facts of the node are asked meanwhile."""
+        with self._once_lock:
+            fact = self._once.setdefault(key, _Fact())
+        with fact.lock:
+            if fact.result is None:   # not asked yet, or the asking failed: ask (again)
+                started = time.time()
+                fact.result, fact.value = asked()
+                fact.started = started
+                return fact.value
+        result = fact.result
+        self.remote.log.add(Evidence(self.name, result.command, result.exit_status, result.stdout, result.stderr, 0.0,
+                                     fact.started, probe=probe, values=shown,
+                                     note="read earlier in this run; its answer is recalled"))
+        return fact.value
 
     def read_each(self, probe: Probe[T], labels, timeout: float | None = None, **values) -> dict:
         """label -> what the probe reads for it, one command after the other in one round trip
@@ -116,12 +125,17 @@ class Host:
             return {}
         (free,) = probe.fields() - set(values)
         commands = {label: probe.command(**values, **{free: label}) for label in labels}
-        self.runnable(*commands.values())
-        marker = _marker()
-        out = self.run(BATCH, timeout, commands=Command("; ".join(
-            f"{SECTION.command(marker=marker + str(label))}; {command}" for label, command in commands.items())))
-        return self._sections(out.stdout, marker, labels,
-                              lambda label, text: probe.parse(text, {**values, free: label}), commands.get)
+
+        def asked() -> tuple[Result, dict]:
+            self.runnable(*commands.values())
+            marker = _marker()
+            out = self.run(BATCH, timeout, commands=Command("; ".join(
+                f"{SECTION.command(marker=marker + str(label))}; {command}" for label, command in commands.items())))
+            return out, self._sections(out.stdout, marker, labels,
+                                       lambda label, text: probe.parse(text, {**values, free: label}), commands.get)
+        if not probe.once:
+            return asked()[1]
+        return self._recalled((probe.name, repr(labels), repr(sorted(values.items()))), BATCH.name, {}, asked)
 
     def read_at_once(self, commands: dict[str, Command], parse: Callable[[str, str], T], timeout: float,
                      describe: Callable[[str], str] | None = None, only_read: bool = False) -> dict[str, T]:
@@ -229,6 +243,15 @@ class Host:
 def _alone(text: str, before: str, after: str) -> str:
     """An ERE matching `text` where no character of the classes `before`/`after` touches it."""
     return f"(^|[^{before}])" + text.replace(".", "[.]") + f"($|[^{after}])"
+
+
+@dataclass
+class _Fact:
+    """A `once` fact of a node: what asking it gave, when, and the lock its askers wait on."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    result: Result | None = None
+    value: object = None
+    started: float = 0.0
 
 
 def _shown(values: dict) -> dict:

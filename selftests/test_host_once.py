@@ -1,8 +1,11 @@
 """A fact no check changes is read once per node per run (Probe.once): the node is asked the
 first time, and each later check that uses it shows that first answer as its evidence."""
 
+import threading
+
 from rackproof.host import Host
 from rackproof.inventory import load_inventory
+from rackproof.probes.accounts import PASSWD
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.jetson import DPKG_VERSIONS
 from rackproof.probes.system import HOSTNAME
@@ -43,6 +46,40 @@ def test_other_values_are_another_fact():
     host.read(DPKG_VERSIONS, packages=["tensorrt"])
     host.read(DPKG_VERSIONS, packages=["nvidia-jetpack"])
     assert len(asked) == 2
+
+
+def test_a_once_fact_of_many_labels_is_one_batch_asked_once():
+    host, asked, log = host_asked({"echo": "mira:x:1001:1001::/home/mira:/bin/bash\n"})
+    seen = []
+    log.sink = seen
+    for _ in range(3):   # the slice holders' accounts: every step 9 check that needs them asks
+        host.read_each(PASSWD, ["mira"])
+    assert len(asked) == 1 and "getent passwd mira" in asked[0]
+    assert [e.note for e in seen] == [""] + ["read earlier in this run; its answer is recalled"] * 2
+
+
+def test_parts_wanting_one_fact_wait_for_its_asking_and_other_facts_are_asked_meanwhile():
+    asking_hostname, other_asked = threading.Event(), threading.Event()
+    asked = []
+
+    def answer(command):
+        asked.append(command)
+        if command == "hostname":
+            asking_hostname.set()
+            assert other_asked.wait(5), "another fact of the node waited for this one"
+            return Result(command, 0, "thor-1\n", "", 0.01)
+        other_asked.set()
+        return Result(command, 0, "nvidia-jetpack\tii \t7.0\n", "", 0.01)
+    host = Host(load_inventory(EXAMPLES / "thor5.toml").node("thor-1"), Remote("thor-1", Scripted(answer), EvidenceLog()))
+    found = []
+    parts = [threading.Thread(target=lambda: found.append(host.read(HOSTNAME))) for _ in range(3)]
+    for part in parts:
+        part.start()
+    assert asking_hostname.wait(5)
+    assert host.read(DPKG_VERSIONS, packages=["nvidia-jetpack"]) == {"nvidia-jetpack": "7.0"}
+    for part in parts:
+        part.join(5)
+    assert found == ["thor-1"] * 3 and asked.count("hostname") == 1
 
 
 def test_a_state_that_checks_change_is_asked_every_time():

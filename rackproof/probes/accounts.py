@@ -50,5 +50,5 @@ def parse_processes(text: str) -> tuple[Process, ...]:
 
 
 PASSWD = Probe("getent passwd", "whether a login exists on the node, and its home", "getent passwd {login}",
-               parse_passwd, ok_exit=(0, 2))
+               parse_passwd, ok_exit=(0, 2), once=True)
 PROCESSES = Probe("ps owners", "every process on the node and its owner", "ps -eo user:32=,pid=,comm=", parse_processes)
