@@ -60,7 +60,7 @@ def test_the_gpus_the_driver_sees():
     assert parse_gpus(sample("nvidia_smi_no_devices_found_open_gpu_kernel_modules_862.txt")) == ()
 
 
-@pytest.mark.parametrize("text", ["", "NVIDIA GB10, [N/A]\n", "[N/A], [N/A], 580.126.09\n",
+@pytest.mark.parametrize("text", ["", "NVIDIA GB10, [N/A]\n", "[N/A], [N/A], 580.126.09\n", ",,\n", ", 128 MiB, 580.126.09\n",
                                   "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"])
 def test_what_names_no_gpu_and_no_absence_is_refused(text):
     with pytest.raises(ParseError):

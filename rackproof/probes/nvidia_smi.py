@@ -97,7 +97,7 @@ def parse_gpus(text: str) -> tuple[Gpu, ...]:
     if text.strip() == _NO_DEVICES:
         return ()
     rows = parse_nvidia_smi_query(text, GPU_FIELDS)
-    if not rows or any(row["name"] is None or row["driver_version"] is None for row in rows):
+    if not rows or not all(row["name"] and row["driver_version"] for row in rows):   # an empty field names nothing
         raise ParseError(TOOL, f"not one 'name, memory.total, driver_version' line per GPU, nor '{_NO_DEVICES}'", text)
     return tuple(Gpu(row["name"], row["driver_version"]) for row in rows)
 
