@@ -8,6 +8,7 @@ Needs root (namespaces, mounts, sshd); one rack for the whole module, always tak
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -74,6 +75,37 @@ def test_a_node_sees_its_own_processes_and_release(rack):
     assert rack.out("thor-3", "head -1 /etc/nv_tegra_release").startswith("# R38 (release), REVISION: 2.0,")
     assert rack.out("thor-3", "nvpmodel -q") == "NV Power Mode: MAXN\n0\n"
     assert "NVIDIA Thor" in rack.out("thor-3", "nvidia-smi")
+
+
+def test_a_served_tool_answers_as_its_own_process_would(rack):
+    """The read-only tools answer from the node's stand-in server: output on the caller's own
+    stdout (a pipe here), errors on its stderr, the tool's exit status; under sudo too."""
+    assert rack.out("thor-2", "ethtool mgbe1_0 | head -1") == "Settings for mgbe1_0:\n"
+    missing = rack.ssh("thor-2", "ethtool nosuch0")
+    assert (missing.returncode, missing.stdout) == (1, "")
+    assert missing.stderr.startswith("netlink error: no device matches name")
+    assert rack.out("thor-2", "LC_ALL=C ethtool --show-fec mgbe0_0").splitlines()[-1] == "Active FEC encoding: RS"
+    assert rack.out("thor-2", "sudo -n jetson_clocks --show | head -1").startswith("Online CPUs: 0-13")
+
+
+def test_the_stand_in_server_runs_nothing_but_the_served_tools_for_another_account(rack):
+    """A local account that talks to the server itself gets nothing more than the tools: a
+    request without its descriptors, or for a tool the server does not serve, has no answer or
+    status 127; the server goes on answering."""
+    hostile = ("import _socket, sys\n"
+               "def ask(payload, fds):\n"
+               "    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)\n"
+               "    s.connect('/run/rackproof-standins.sock')\n"
+               "    anc = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b''.join(f.to_bytes(4, sys.byteorder) for f in fds))]\n"
+               "    s.sendmsg([payload], anc if fds else [])\n"
+               "    print(list(s.recv(1)))\n"
+               "ask(b'sh\\0-c\\0id', (0, 1, 2))\n"
+               "ask(b'ethtool\\0mgbe0_0', ())\n"
+               "ask(b'ethtool\\0mgbe0_0', (0,))\n")
+    result = rack.ssh("thor-3", f"python3 -c {shlex.quote(hostile)}")
+    assert result.stdout.splitlines() == ["[127]", "[]", "[]"], result
+    assert "'sh' is not a tool this node's stand-in server answers" in result.stderr
+    assert rack.out("thor-3", "ethtool mgbe0_0 | head -1") == "Settings for mgbe0_0:\n"
 
 
 def test_one_stream_runs_at_the_scaled_lane_rate(rack):

@@ -27,7 +27,8 @@ from . import lldp, netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac
 from .profiles import MGMT_NET, USER, Profile, get_profile, node_model
-from .standins import SPARK_TOOLS, THOR_TOOLS
+from .standin_client import SOCKET as STANDIN_SOCKET
+from .standins import MEASURING, SPARK_TOOLS, THOR_TOOLS
 from .state import NODE_PROC, ROOT, RackState, all_racks, valid_name
 from .util import SimError, in_netns, pid_alive, probe_tcp, run, wait_until, write
 
@@ -207,6 +208,7 @@ class Rack:
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(lambda n: n.setup_mounts(), nodes.values()))
         for n in nodes.values():
+            self.record["nodes"][n.spec.name]["standins"] = self.start_standin_server(n)
             self.record["nodes"][n.spec.name]["sshd"] = n.start_sshd()
         self.state.save(self.record)
         log("LLDP")
@@ -309,10 +311,12 @@ class Rack:
     def _write_standins(self, n: nodemod.Node) -> None:
         tools = THOR_TOOLS if n.spec.platform == "thor" else SPARK_TOOLS
         env = f"RACKPROOF_SIM_MODEL={self.state.model_path(n.spec.name)} PYTHONPATH={self.state.lib}"
+        client = self.state.lib / "rackproof_sim" / "standin_client.py"
         for tool in tools:
+            runs = (f"{env} exec {nodemod.PY} -S -m rackproof_sim.standins {tool} \"$@\"" if tool in MEASURING
+                    else f"exec {nodemod.PY} -I -S {client} {tool} \"$@\"")
             write(n.dir / "bin" / tool,
-                  f"#!/bin/sh\n# rackproof sim stand-in for {tool} (prints the real tool's format)\n"
-                  f"{env} exec {nodemod.PY} -S -m rackproof_sim.standins {tool} \"$@\"\n", 0o755)
+                  f"#!/bin/sh\n# rackproof sim stand-in for {tool} (prints the real tool's format)\n{runs}\n", 0o755)
         if n.spec.bond_lanes:
             # no bonding module in a namespace, and no file can be added to /proc: the node's cat
             # shows the simulated bond's view there, every other file as cat does
@@ -368,6 +372,13 @@ class Rack:
         return proc.pid
 
     # engines and agent ----------------------------------------------------------------------
+    def start_standin_server(self, n: nodemod.Node) -> int:
+        tools = [t for t in (THOR_TOOLS if n.spec.platform == "thor" else SPARK_TOOLS) if t not in MEASURING]
+        pid = n.spawn(["env", f"PYTHONPATH={self.state.lib}", nodemod.PY, "-S", "-m", "rackproof_sim.standins.server",
+                       str(self.state.model_path(n.spec.name)), *tools], n.dir / "log" / "standins.log")
+        wait_until(f"{n.spec.name}'s stand-in server", lambda: Path(f"/proc/{pid}/root{STANDIN_SOCKET}").exists(), 10)
+        return pid
+
     def start_lldpd(self, n: nodemod.Node) -> int:
         interfaces = [lane.name for lane in n.spec.lanes] + [c.name for c in n.spec.cx7]
         return n.spawn(lldp.node_command(interfaces), n.dir / "log" / "lldpd.log")
@@ -407,6 +418,7 @@ class Rack:
             if ns not in present:
                 parts.append("namespace missing")
             parts.append(f"sshd {'up' if pid_alive(info.get('sshd')) else 'down'}")
+            parts.append(f"stand-ins {'up' if pid_alive(info.get('standins')) else 'down'}")
             for key, pid in info.get("engines", {}).items():
                 parts.append(f"engine {key} {'up' if pid_alive(pid) else 'down'}")
             if "agent" in info:
