@@ -6,13 +6,14 @@ never a worker) builds the plan from the checks it selected and runs it phase by
     facts       every read-only measurement of every target, all at once (ethtool, LLDP, pings),
                 and the lanes' error counters before any load when a check judges them
     mesh        every node's SSH to all its peers, all nodes at once
-    load        throughput rounds, one measurement after the other: in a round every node sends
-                once and receives once (lanes are full duplex), the round's nodes locked; then a
-                collective over every CX7 node (NCCL), its nodes locked
+    serving     beside the facts and the mesh (it loads no lane; they only read): the engines'
+                answers, then the models through the agent, then the comparison of a model
+                through the agent with the same one on its node: one entry after another, every
+                node's engine at once, one engine at a time on a node (its GPU)
+    load        after all three: throughput rounds, one measurement after the other: in a round
+                every node sends once and receives once (lanes are full duplex), the round's nodes
+                locked; then a collective over every CX7 node (NCCL), its nodes locked
     after load  the lanes' error counters again
-    serving     the engines' answers, then the models through the agent, then the comparison of a
-                model through the agent with the same one on its node: one entry after another,
-                every node's engine at once, one engine at a time on a node (its GPU)
 
 An entry measures one thing for every target of the checks that judge it (`checks`, by name;
 their parameter kind is the entry's). What a target gave, its value or its exception with its
@@ -193,11 +194,14 @@ def wanted(entries: Iterable[Entry], test_ids: Iterable[str], cluster: ClusterAt
 
 
 ONE_AT_A_TIME = (Phase.LOAD, Phase.SERVING)     # what shares a lane or a GPU: one entry after another
+# an engine's answers load no lane (a few kB) and the facts and the mesh only read: the serving
+# phase runs beside them, and every load after all three
+BESIDE_THE_READS = Phase.SERVING
 
 
 def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> Results:
-    """The plan, phase by phase; a phase's entries at once, but the loads' and the engines' one
-    after another. An entry that fails as a whole (a bug) is every one of its targets'
+    """The plan, phase by phase (serving beside the facts and the mesh); a phase's entries at
+    once, but the loads' and the engines' one after another. An entry that fails as a whole (a bug) is every one of its targets'
     error, never the run's; so is a rack another run's disruptive check holds past the bound."""
     kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
     loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
@@ -230,7 +234,12 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
     parts: dict[tuple[str, str], Part] = {}
     try:
         with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive check meanwhile
-            for phase in Phase:
+            with ThreadPoolExecutor(max_workers=1) as beside:
+                serving = beside.submit(phase_run, BESIDE_THE_READS)
+                for phase in (Phase.FACTS, Phase.MESH):
+                    parts.update(phase_run(phase))
+                parts.update(serving.result())
+            for phase in (Phase.LOAD, Phase.AFTER_LOAD):
                 parts.update(phase_run(phase))
     except schedule.LockBusy as e:   # another run's disruptive check held the rack past the bound: nothing ran
         return Results({(entry.key, kind_of[entry.key].id(value)): Part(None, e, [])

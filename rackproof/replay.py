@@ -30,6 +30,8 @@ _INCIDENTAL = [
     (re.compile(r"/tmp/[\w.@-]+"), "<tmp>"),
     (re.compile(r"\bkill (-\w+ )?\d+"), r"kill \1<pid>"),
     (re.compile(r"sport = :\d+"), "sport = :<port>"),
+    # a poll's count and interval (a server's start)
+    (re.compile(r"\b(seq|sleep) \d+(\.\d+)?"), r"\1 <n>"),
     (re.compile(r"rackproof-section-[0-9a-f]{16} "), "rackproof-section-<nonce> "),
 ]
 # a batch's section markers carry a nonce of their own (rackproof.host): an answer is replayed

@@ -23,7 +23,8 @@ from .probes.sockets import HELD_CLIENT_PORTS, parse_ss_listen
 
 PORTS = range(5201, 5300)
 SERVER_TRIES = 3
-# The server in the background, bounded by `timeout`; once it listens on the port (50 x 0.1 s),
+# The server in the background, bounded by `timeout`; once it listens on the port (asked every
+# 20 ms, for 5 s: a round waits for its slowest server, so a coarser poll was time lost per round),
 # the listening socket's row (ss -p: the server's own pid, a child of `timeout`) and then the pid
 # to stop; or exit 1 when the port is taken, or the server died or never listened (try another
 # port). A server counts as up when something listens on its port, so a port anything listens
@@ -31,8 +32,8 @@ SERVER_TRIES = 3
 START_SERVER = Probe(
     "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens",
     "ss -Hltn {filter} | grep -q . && exit 1; setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
-    "for i in $(seq 50); do ss -Hltnp {filter} | grep . && {{ echo $pid; exit 0; }}; "
-    "kill -0 $pid 2>/dev/null || break; sleep 0.1; done; kill $pid 2>/dev/null; exit 1", timeout=15,
+    "for i in $(seq 250); do ss -Hltnp {filter} | grep . && {{ echo $pid; exit 0; }}; "
+    "kill -0 $pid 2>/dev/null || break; sleep 0.02; done; kill $pid 2>/dev/null; exit 1", timeout=15,
     repeatable=False)
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
                     "kill {pid} 2>/dev/null; true", timeout=10, repeatable=False)

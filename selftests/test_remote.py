@@ -112,6 +112,7 @@ def test_a_refused_connection_is_unreachable_with_the_reason(tmp_path):
     ("ssh -o BatchMode=yes -o ConnectTimeout=5 thor-2 hostname", "ssh -o BatchMode=yes -o ConnectTimeout=3 thor-2 hostname"),
     ("cat /tmp/rackproof-abc123.json", "cat /tmp/rackproof-zz9.json"),
     ("ss -Hltn 'sport = :5201' | grep -q .", "ss -Hltn 'sport = :5299' | grep -q ."),
+    ("for i in $(seq 50); do ss; sleep 0.1; done", "for i in $(seq 250); do ss; sleep 0.02; done"),
 ])
 def test_replay_keys_ignore_incidental_arguments(a, b):
     assert command_key(a) == command_key(b)
@@ -121,6 +122,7 @@ def test_replay_keys_keep_what_matters():
     assert command_key("ethtool mgbe0_0") != command_key("ethtool mgbe1_0")
     assert command_key("HTTP GET http://127.0.0.1:8080/v1/models") != command_key("HTTP GET http://127.0.0.1:8081/v1/models")
     assert command_key("iperf3 -c 10.10.0.12 -P 4") != command_key("iperf3 -c 10.10.0.12 -P 1")
+    assert command_key("seq 50; ethtool mgbe0_0") != command_key("seq 50; ethtool mgbe1_0")
 
 
 def test_a_recording_replays_what_was_recorded(tmp_path):
