@@ -85,13 +85,13 @@ def test_connections_dropped_in_the_middle_of_a_run_reject_nothing(pytester):
         stop, blips = threading.Event(), []
 
         def blip():
-            stop.wait(3)
+            stop.wait(2)     # the run is measuring by then (its facts take a few seconds)
             while not stop.is_set():
                 for address in bench:   # in thor-1's own PID namespace: its pids, its sshd
                     subprocess.run(nsenter(rack.rack.node("thor-1").pid, "/bin/sh", "-c", BLIP.format(bench=address)),
                                    check=True, timeout=20)
                 blips.append(1)
-                stop.wait(2)
+                stop.wait(1.5)
 
         blipper = threading.Thread(target=blip)
         blipper.start()
@@ -105,7 +105,7 @@ def test_connections_dropped_in_the_middle_of_a_run_reject_nothing(pytester):
             blipper.join()
     results = json.loads((run.run_dir / "results.json").read_text())
     notes = [ev["note"] for test in results["tests"] for ev in test.get("evidence", []) if ev["node"] == "thor-1"]
-    assert len(blips) >= 3, "the run ended before thor-1's connections were dropped"
+    assert len(blips) >= 2, "the run ended before thor-1's connections were dropped twice"
     assert any("connected again" in n or "ran again" in n for n in notes), notes   # the blips hit the run
     # a check whose command or request the blips dropped again when it ran once more is cut short,
     # named as what it was (the run incomplete), never a verdict; the retries carry the rest through

@@ -1010,7 +1010,6 @@ def _u_lldpd_missing(rack, spec, node, target, undo):
 
 # a site's node before its set-up is finished: a tool the checks run not installed, the operator's
 # sudoers file missing a rule
-LOGIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"   # what sshd gives the login
 
 
 def _p_tool_missing(rack, spec, node, args):
@@ -1019,7 +1018,7 @@ def _p_tool_missing(rack, spec, node, args):
     if len(args) > 1 or args and not re.fullmatch(r"[A-Za-z0-9_.+-]+", args[0]):
         raise SimError("tool-missing takes [TOOL] (default iperf3)")
     tool = args[0] if args else "iperf3"
-    found = rack.node(node).sh(f"PATH={LOGIN_PATH} command -v {tool} || true").stdout.strip()
+    found = rack.node(node).sh(f"PATH={nodemod.LOGIN_PATH} command -v {tool} || true").stdout.strip()
     if not found.startswith("/"):
         raise SimError(f"{tool} is not on {node}'s PATH")
     hidden = f"/run/rackproof-missing-{tool}"

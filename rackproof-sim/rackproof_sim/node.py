@@ -21,6 +21,8 @@ from .util import SimError, run, wait_until, write
 
 SSHD = "/usr/sbin/sshd"
 PY = "/usr/bin/python3"     # the system Python: readable by the node's user, stdlib only
+# a login's PATH as Ubuntu (JetPack, DGX OS) gives it from /etc/environment: sbin included
+LOGIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def host_ids(count: int = 1) -> list[int]:
@@ -206,8 +208,7 @@ class Node:
             # Ubuntu, L4T and DGX OS: the suite has to live within them, here first
             "LoginGraceTime 30",
             "AcceptEnv LANG LC_*",
-            # a login's PATH as Ubuntu (JetPack, DGX OS) gives it from /etc/environment: sbin included
-            f"SetEnv PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            f"SetEnv PATH={LOGIN_PATH}",
             "Subsystem sftp /usr/lib/openssh/sftp-server",
             "",
         ]))

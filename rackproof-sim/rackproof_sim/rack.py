@@ -374,8 +374,9 @@ class Rack:
     # engines and agent ----------------------------------------------------------------------
     def start_standin_server(self, n: nodemod.Node) -> int:
         tools = [t for t in (THOR_TOOLS if n.spec.platform == "thor" else SPARK_TOOLS) if t not in MEASURING]
-        pid = n.spawn(["env", f"PYTHONPATH={self.state.lib}", nodemod.PY, "-S", "-m", "rackproof_sim.standins.server",
-                       str(self.state.model_path(n.spec.name)), *tools], n.dir / "log" / "standins.log")
+        pid = n.spawn(["env", "-i", f"PYTHONPATH={self.state.lib}", "LANG=C.UTF-8", nodemod.PY, "-S", "-m",
+                       "rackproof_sim.standins.server", str(self.state.model_path(n.spec.name)), *tools],
+                      n.dir / "log" / "standins.log")
         wait_until(f"{n.spec.name}'s stand-in server", lambda: Path(f"/proc/{pid}/root{STANDIN_SOCKET}").exists(), 10)
         return pid
 

@@ -27,11 +27,10 @@ import sys
 import traceback
 
 from .. import formats
+from ..node import LOGIN_PATH
 from ..standin_client import SOCKET
 from . import TOOLS, main
 
-# the PATH a login gets on the node (sshd's): stand-ins that ask a real tool find it there
-LOGIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_REQUEST = 64 << 10
 
 
@@ -98,7 +97,8 @@ def _answer(conn: socket.socket, served: frozenset[str]) -> int:
 
 
 def serve(model_path: str, tools: list[str]) -> None:
-    os.environ.update(RACKPROOF_SIM_MODEL=model_path, PATH=LOGIN_PATH, LC_ALL="C")
+    # a stand-in that asks a real tool finds it where a login would
+    os.environ.update(RACKPROOF_SIM_MODEL=model_path, PATH=LOGIN_PATH)
     _preload(tools)
     served = frozenset(tools)
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as server:
