@@ -74,3 +74,9 @@ def cx7_links(sender: Node, receiver: Node) -> list[tuple[Cx7Interface, Cx7Inter
     """(sender's, receiver's) CX7 interface on each subnet the two share."""
     return [(s, d) for s in sender.cx7 for d in receiver.cx7
             if ipaddress.ip_interface(s.address).network == ipaddress.ip_interface(d.address).network]
+
+
+def cx7_address_from(sender: Node, receiver: Node) -> str | None:
+    """The receiver's first CX7 address on a subnet of one of the sender's, None when none is."""
+    own = {ipaddress.ip_interface(c.address).network for c in sender.cx7}
+    return next((c.ip for c in receiver.cx7 if ipaddress.ip_interface(c.address).network in own), None)

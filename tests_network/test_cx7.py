@@ -9,7 +9,6 @@ import pytest
 from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, judge
-from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.netplan import MODE_OWNER, NAMING_INTERFACES
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
@@ -18,8 +17,8 @@ NETPLAN = "/etc/netplan/40-cx7.yaml"
 
 
 @pytest.mark.step(1)
-def test_cx7_interface_up(cx7):
-    links = cx7.host.rdma_links()
+def test_cx7_interface_up(cx7, planned):
+    links = planned("cx7.rdma")
     found = links.get(cx7.spec.name)
     if found is None:
         raise Failure(cx7.where, "ibdev2netdev", f"a line for {cx7.spec.name}", "none; it lists " + ", ".join(sorted(links)),
@@ -33,8 +32,8 @@ def test_cx7_interface_up(cx7):
 
 
 @pytest.mark.step(2)
-def test_cx7_address(cx7):
-    iface = cx7.host.interfaces().get(cx7.spec.name)
+def test_cx7_address(cx7, planned):
+    iface = planned("cx7.addresses").get(cx7.spec.name)
     found = [f"{a.local}/{a.prefixlen}" for a in iface.addresses if a.family == "inet"] if iface else []
     if cx7.spec.address not in found:
         raise Failure(cx7.where, "IPv4 address", cx7.spec.address, ", ".join(found) or "none",
@@ -42,8 +41,8 @@ def test_cx7_address(cx7):
 
 
 @pytest.mark.step(3)
-def test_cx7_speed(cx7, inventory):
-    link = cx7.host.read(ETHTOOL, interface=cx7.spec.name)
+def test_cx7_speed(cx7, inventory, planned):
+    link = planned("cx7.link")
     expected = inventory.expect.cx7_speed_mbps
     if not (link.link_detected and link.speed_mbps == expected):
         raise Failure(cx7.where, "ethtool speed", f"{expected}Mb/s with link",

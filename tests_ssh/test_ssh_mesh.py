@@ -1,13 +1,11 @@
 """Step 4: every node reaches every other by name over SSH, without a password, as the same user."""
 
-import ipaddress
-
 import pytest
 
 from rackproof.capabilities import MULTI_NODE, SSH_MESH
 from rackproof.failure import Failure
 from rackproof.probes.getent import GETENT_HOSTS
-from rackproof.probes.sshcheck import SSH_HOSTNAME, classify_ssh_failure, unreached_host
+from rackproof.probes.sshcheck import classify_ssh_failure, unreached_host
 
 
 pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
@@ -49,18 +47,14 @@ def test_same_login_on_every_node(node, inventory, planned):
 @pytest.mark.step(4)
 @pytest.mark.platform("spark")
 @pytest.mark.capability(MULTI_NODE)
-def test_passwordless_ssh_over_cx7(cx7_ssh_pair, inventory):
+def test_passwordless_ssh_over_cx7(cx7_ssh_pair, inventory, planned):
     """The Spark guide's `ssh <cx7-ip> hostname`, from every node to every other: the path
     multi-node launches take (single-node launches never use it; the mesh by name guards them)."""
     src, dst = cx7_ssh_pair.src, cx7_ssh_pair.dst
-    own = {ipaddress.ip_interface(c.address).network for c in src.spec.cx7}
-    address = next((c.ip for c in dst.spec.cx7 if ipaddress.ip_interface(c.address).network in own),
-                   None)
+    address, result = planned("cx7_pair.ssh")
     if address is None:
         raise Failure(cx7_ssh_pair.where, f"{dst.name} has no CX7 address on a subnet of {src.name}'s",
                       cause="the two ends of a CX7 link need addresses on one subnet (40-cx7.yaml on both nodes)")
-    timeout = inventory.ssh.connect_timeout
-    result = src.run(SSH_HOSTNAME, timeout=timeout * 3, seconds=f"{timeout:g}", peer=address)
     if not result.ok or result.stdout.strip() != dst.name:
         raise Failure(cx7_ssh_pair.where, f"`ssh -o BatchMode=yes {address} hostname` (over CX7) run on {src.name} as "
                       f"{inventory.cluster.user}", dst.name,
