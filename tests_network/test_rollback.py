@@ -10,11 +10,8 @@ import posixpath
 
 import pytest
 
-from rackproof import changes, snapshot
+from rackproof import changes
 from rackproof.failure import Failure
-from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
-from rackproof.probes.netplan import NAMING_INTERFACES
-from rackproof.probes.sshcheck import SSH_CONNECTION
 
 NETPLAN = "/etc/netplan/40-cx7.yaml"
 READY = pytest.mark.capability("a rollback that keeps the management path")
@@ -22,9 +19,8 @@ READY = pytest.mark.capability("a rollback that keeps the management path")
 
 @pytest.mark.against_snapshot
 @pytest.mark.capability("the cluster as it was before the change", blocks=True)
-def test_nothing_changed_since_the_snapshot(node, inventory, snapshot_before):
-    found = changes.of_node(snapshot_before, node.name,
-                            snapshot.node_facts(inventory.cluster.platform, node.spec, node))
+def test_nothing_changed_since_the_snapshot(node, snapshot_before, planned):
+    found = changes.of_node(snapshot_before, node.name, planned("node.snapshot"))
     if found:
         raise Failure(node.name, f"{len(found)} difference{'s' * (len(found) != 1)} from the snapshot taken "
                       f"{snapshot_before.get('taken', 'before the change')}",
@@ -36,11 +32,9 @@ def test_nothing_changed_since_the_snapshot(node, inventory, snapshot_before):
 @pytest.mark.step(2)
 @pytest.mark.platform("spark")
 @pytest.mark.needs("rollback")
-def test_cx7_netplan_files_are_backed_up(cx7_node, inventory):
+def test_cx7_netplan_files_are_backed_up(cx7_node, inventory, planned):
     folder = inventory.inventory.rollback.backup_dir
-    live = cx7_node.read(CONFIG_FILES)
-    naming = cx7_node.read(NAMING_INTERFACES, pattern="|".join(c.name for c in cx7_node.spec.cx7))
-    backups = cx7_node.read(BACKUP_FILES, folder=folder)
+    live, naming, backups = planned("cx7_node.backups")
     problems = [f"{path} cannot be read by the login: whether it names a CX7 interface is not known"
                 for path in naming.unreadable]
     for path in dict.fromkeys(p for p in (NETPLAN, *naming.naming) if p in live):
@@ -62,13 +56,12 @@ def test_cx7_netplan_files_are_backed_up(cx7_node, inventory):
 @READY
 @pytest.mark.step(2)
 @pytest.mark.platform("spark")
-def test_management_path_does_not_ride_on_the_cx7_link(cx7_node):
-    seen = cx7_node.read(SSH_CONNECTION)
+def test_management_path_does_not_ride_on_the_cx7_link(cx7_node, planned):
+    seen, route = planned("cx7_node.management_path")
     if seen is None:
         if cx7_node.spec.local:
             pytest.skip(f"the controller runs on {cx7_node.name}: it needs no way in")
         raise Failure(cx7_node.name, "the suite's commands did not come over SSH (no SSH_CONNECTION)")
-    route = cx7_node.route_to([seen.client])[seen.client]
     cx7 = {c.name: ipaddress.ip_interface(c.address).network for c in cx7_node.spec.cx7}
     on_cx7 = [name for name, net in cx7.items() if ipaddress.ip_address(seen.server) in net]
     if route.dev in cx7 or on_cx7:
