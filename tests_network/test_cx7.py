@@ -9,11 +9,9 @@ import pytest
 from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, judge
-from rackproof.probes.netplan import MODE_OWNER, NAMING_INTERFACES
+from rackproof.probes.netplan import CX7_NETPLAN
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
-
-NETPLAN = "/etc/netplan/40-cx7.yaml"
 
 
 @pytest.mark.step(1)
@@ -37,7 +35,7 @@ def test_cx7_address(cx7, planned):
     found = [f"{a.local}/{a.prefixlen}" for a in iface.addresses if a.family == "inet"] if iface else []
     if cx7.spec.address not in found:
         raise Failure(cx7.where, "IPv4 address", cx7.spec.address, ", ".join(found) or "none",
-                      f"the netplan file ({NETPLAN}) was not applied (sudo netplan apply) or names other interfaces")
+                      f"the netplan file ({CX7_NETPLAN}) was not applied (sudo netplan apply) or names other interfaces")
 
 
 @pytest.mark.step(3)
@@ -107,34 +105,31 @@ def test_nccl_across_the_nodes(cx7_cluster, inventory, measure, planned):
 
 
 @pytest.mark.step(2)
-def test_netplan_file_persists_the_cx7_addresses(cx7_node):
+def test_netplan_file_persists_the_cx7_addresses(cx7_node, planned):
     node = cx7_node
     names = [c.name for c in node.spec.cx7]
-    found = node.read(MODE_OWNER, path=NETPLAN)
+    found, files, trapped, at_run_time = planned("cx7_node.netplan")
     if found is None:
-        raise Failure(node.name, f"{NETPLAN} does not exist: the addresses were set with ip addr add and are lost "
+        raise Failure(node.name, f"{CX7_NETPLAN} does not exist: the addresses were set with ip addr add and are lost "
                       "at the next reboot")
-    files = node.read(NAMING_INTERFACES, pattern="|".join(names))
     if (found.mode, found.owner) != ("600", "root"):
-        raise Failure(f"{node.name} {NETPLAN}", "mode and owner", "600 root", f"{found.mode} {found.owner}",
+        raise Failure(f"{node.name} {CX7_NETPLAN}", "mode and owner", "600 root", f"{found.mode} {found.owner}",
                       "sudo chmod 600 (netplan warns otherwise)")
     if files.unreadable:
         raise Failure(node.name, f"{', '.join(files.unreadable)} cannot be read by the login, so whether "
                       f"{'it' if len(files.unreadable) == 1 else 'they'} also configure {', '.join(names)} is not known",
                       cause="netplan files are root's: let the login run `sudo -n grep` on /etc/netplan/*.yaml "
                             "(a sudoers.d rule), or run the suite as a login that may read them")
-    others = [f for f in files.naming if f != NETPLAN]
+    others = [f for f in files.naming if f != CX7_NETPLAN]
     if others:
         raise Failure(node.name, f"{', '.join(others)} also configure{'s' if len(others) == 1 else ''} "
                       f"{', '.join(names)}: two netplan files for the same interfaces fight at every apply")
-    trapped = node.netplan_on_down_twins(names)
     if trapped:
         raise Failure(node.name, "; ".join(f"netplan configures {down} (Down in ibdev2netdev) while its twin {up} (Up, "
                                            "the cabled port) is in no netplan file" for down, up in trapped),
                       cause="the interface-name trap: netplan was written for the other port of the pair; map the "
-                            f"names from ibdev2netdev and name {', '.join(up for _, up in trapped)} in {NETPLAN}")
-    at_run_time, _ = node.set_at_run_time(names)
+                            f"names from ibdev2netdev and name {', '.join(up for _, up in trapped)} in {CX7_NETPLAN}")
     if at_run_time:
         raise Failure(node.name, f"{'; '.join(at_run_time)}: in no netplan file, set with ip addr add: gone at the "
-                      "next reboot", cause=f"put it in {NETPLAN}, or, if the change that added it is rolled back, "
+                      "next reboot", cause=f"put it in {CX7_NETPLAN}, or, if the change that added it is rolled back, "
                       "remove it (sudo ip addr del ADDRESS dev INTERFACE)")

@@ -12,8 +12,8 @@ import pytest
 
 from rackproof import changes
 from rackproof.failure import Failure
+from rackproof.probes.netplan import CX7_NETPLAN
 
-NETPLAN = "/etc/netplan/40-cx7.yaml"
 READY = pytest.mark.capability("a rollback that keeps the management path")
 
 
@@ -37,7 +37,7 @@ def test_cx7_netplan_files_are_backed_up(cx7_node, inventory, planned):
     live, naming, backups = planned("cx7_node.backups")
     problems = [f"{path} cannot be read by the login: whether it names a CX7 interface is not known"
                 for path in naming.unreadable]
-    for path in dict.fromkeys(p for p in (NETPLAN, *naming.naming) if p in live):
+    for path in dict.fromkeys(p for p in (CX7_NETPLAN, *naming.naming) if p in live):
         copy = backups.get(posixpath.join(folder, posixpath.basename(path)))
         original = live[path]
         if copy is None:

@@ -11,6 +11,8 @@ from . import ParseError
 from rackproof.probe import Probe
 
 TOOL = "stat"
+# the file the Spark guide writes the CX7 addresses into
+CX7_NETPLAN = "/etc/netplan/40-cx7.yaml"
 
 
 @dataclass(frozen=True)
