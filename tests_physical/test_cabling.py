@@ -16,8 +16,7 @@ def test_lane_is_in_its_planned_port(lane, inventory, planned):
 
 
 @pytest.mark.platform("spark")
-def test_cx7_cable_joins_the_planned_ports(cx7, inventory):
+def test_cx7_cable_joins_the_planned_ports(cx7, inventory, planned):
     if not cabling.far_ends(inventory, cx7.host.spec, cx7.spec):
         pytest.skip("the inventory names no node at the far end of this cable (no peer on its subnet)")
-    heard = cabling.heard(cx7.host, inventory.cluster.user)
-    cabling.check_cx7(inventory, cx7.host.spec, cx7.spec, heard)
+    cabling.check_cx7(inventory, cx7.host.spec, cx7.spec, planned("cx7.heard"))

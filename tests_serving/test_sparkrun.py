@@ -11,20 +11,19 @@ import pytest
 from rackproof import sparkrun
 from rackproof.capabilities import MULTI_NODE, SPARKRUN
 from rackproof.failure import Failure, together
-from rackproof.probes.docker import IMAGE_ID
-from rackproof.probes.sparkrun import CLUSTER_SHOW, SETUP_CHECK, SPARKRUN_VERSION
 
 pytestmark = [pytest.mark.platform("spark"), pytest.mark.needs("sparkrun"), pytest.mark.step(5)]
 
 
-def _definition(head, inventory):
-    """The definition on the head; the check is left to test_sparkrun_runs_on_the_head's
-    failure when there is no sparkrun to ask."""
-    if head.read(SPARKRUN_VERSION) is None:
+def _definition(head, found, inventory):
+    """The definition on the head, from what the plan read there (sparkrun's version, the
+    definition); the check is left to test_sparkrun_runs_on_the_head's failure when there is no
+    sparkrun to ask."""
+    version, definition = found[:2]
+    if version is None:
         pytest.skip(f"sparkrun is not on {head.name} (test_sparkrun_runs_on_the_head fails): "
                     "its cluster definition is read once it is installed")
     name = inventory.sparkrun.cluster
-    definition = head.read(CLUSTER_SHOW, cluster=name)
     if definition is None:
         raise Failure(head.name, f"no sparkrun cluster {name} (sparkrun cluster show {name})",
                       cause=f"define it on the head: sparkrun cluster create {name} --hosts HEAD,WORKER,... "
@@ -32,33 +31,35 @@ def _definition(head, inventory):
     return definition
 
 
-def _placed(written, hosts, inventory):
-    return sparkrun.placed(tuple(written), inventory.nodes, {name: host.interfaces() for name, host in hosts.items()})
+def _placed(written, interfaces, inventory):
+    return sparkrun.placed(tuple(written), inventory.nodes, interfaces)
 
 
 @pytest.mark.capability(SPARKRUN)
-def test_sparkrun_runs_on_the_head(sparkrun_head):
-    if sparkrun_head.read(SPARKRUN_VERSION) is None:
+def test_sparkrun_runs_on_the_head(sparkrun_head, planned):
+    if planned("sparkrun.version") is None:
         raise Failure(sparkrun_head.name, "sparkrun is not installed on the head (node_0): nothing can be launched",
                       cause="install it on the head with Python 3.12 (pip install sparkrun, or the Cordatus wizard's "
                             "'Install now'), on the login's PATH")
 
 
 @pytest.mark.capability(SPARKRUN)
-def test_the_definition_lists_the_nodes_head_first(sparkrun_head, hosts, inventory):
-    definition = _definition(sparkrun_head, inventory)
+def test_the_definition_lists_the_nodes_head_first(sparkrun_head, inventory, planned):
+    found = planned("sparkrun.definition")
+    definition = _definition(sparkrun_head, found, inventory)
     failure = together(sparkrun.definition_differences(f"{sparkrun_head.name} sparkrun cluster {definition.name}",
-                                                       definition, _placed(definition.hosts, hosts, inventory),
+                                                       definition, _placed(definition.hosts, found[2], inventory),
                                                        inventory))
     if failure:
         raise failure
 
 
 @pytest.mark.capability(MULTI_NODE)
-def test_the_multi_node_path_uses_cx7_addresses(sparkrun_fabric, hosts, inventory):
-    definition = _definition(sparkrun_fabric, inventory)
+def test_the_multi_node_path_uses_cx7_addresses(sparkrun_fabric, inventory, planned):
+    found = planned("sparkrun.fabric")
+    definition = _definition(sparkrun_fabric, found, inventory)
     where = f"{sparkrun_fabric.name} sparkrun cluster {definition.name}"
-    off_cx7 = [h for h in _placed(definition.hosts, hosts, inventory) if not h.cx7]
+    off_cx7 = [h for h in _placed(definition.hosts, found[2], inventory) if not h.cx7]
     failure = together([
         Failure(where, "hosts not on CX7: " + ", ".join(
             f"{h.written} ({h.node or 'no node of the inventory'}"
@@ -73,9 +74,9 @@ def test_the_multi_node_path_uses_cx7_addresses(sparkrun_fabric, hosts, inventor
 
 
 @pytest.mark.capability(SPARKRUN)
-def test_the_image_is_on_the_head(sparkrun_image):
+def test_the_image_is_on_the_head(sparkrun_image, planned):
     head, image = sparkrun_image.host, sparkrun_image.image
-    found = head.read(IMAGE_ID, image=image)
+    found = planned("sparkrun.image")
     if found.unusable:
         raise Failure(head.name, f"cannot look for {image}: {found.unusable}",
                       cause="sparkrun starts its recipes' containers with the login's Docker on the head: "
@@ -87,13 +88,13 @@ def test_the_image_is_on_the_head(sparkrun_image):
 
 
 @pytest.mark.capability(SPARKRUN)
-def test_sparkrun_setup_check_finds_no_gap(sparkrun_node, hosts, inventory, warn, guards):
+def test_sparkrun_setup_check_finds_no_gap(sparkrun_node, hosts, inventory, warn, guards, planned):
     head = hosts[inventory.nodes[0].name]
-    definition = _definition(head, inventory)
-    report = head.read(SETUP_CHECK, cluster=definition.name)
+    version, definition, report, interfaces = planned("sparkrun.setup_check")
+    definition = _definition(head, (version, definition), inventory)
     if report is None:
         raise Failure(head.name, f"sparkrun setup check does not know cluster {definition.name}")
-    host = next((h.written for h in _placed(report.hosts, hosts, inventory) if h.node == sparkrun_node.name), None)
+    host = next((h.written for h in _placed(report.hosts, interfaces, inventory) if h.node == sparkrun_node.name), None)
     if host is None:
         pytest.skip(f"{sparkrun_node.name} is not a host of sparkrun cluster {definition.name} "
                     "(test_the_definition_lists_the_nodes_head_first fails): sparkrun checks only the hosts it lists")
