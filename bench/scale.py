@@ -124,6 +124,12 @@ def failed(doc: dict) -> list[str]:
     return [t["id"] for t in doc["tests"] if t["outcome"] not in ("passed", "skipped")]
 
 
+def said(doc: dict) -> str:
+    """The first failed checks with their messages: a healthy rack's failure is a suite's bug to find."""
+    return "\n".join(f"  {t['id']}: {t['message'].splitlines()[0] if t['message'] else t['outcome']}"
+                     for t in doc["tests"] if t["outcome"] not in ("passed", "skipped"))[:3000]
+
+
 def mesh_alone(rack: Rack) -> tuple[float, float]:
     """(the mesh's wall time, what opening one node's SSH connection costs: each xdist worker
     opens its own, paramiko's connections cannot be handed between processes)."""
@@ -202,7 +208,7 @@ def throughput_phase(rack: Rack, tmp: Path, *extra: str) -> tuple[float, set[str
     the report are not part of it), and which checks ran (the functions)."""
     _, doc = pytest_run(rack, tmp / f"phase{'-'.join(extra) or '-serial'}", TESTS, *extra)
     if failed(doc):
-        sys.exit(f"bench: throughput checks failed on a healthy rack: {failed(doc)[:5]}")
+        sys.exit(f"bench: throughput checks failed on a healthy rack:\n{said(doc)}")
     commands = [e for t in doc["tests"] for e in t["evidence"]]
     phase = max(e["started"] + e["duration"] for e in commands) - min(e["started"] for e in commands)
     return phase, {t["check"] for t in doc["tests"] if t["outcome"] == "passed"}
@@ -215,7 +221,7 @@ def measure_one(count: int, tmp: Path) -> dict:
         row = {"nodes": count, "up": rack.record["up_seconds"]}
         row["suite"], doc = pytest_run(rack, tmp / "suite", "-k", NOT_THROUGHPUT)
         if failed(doc):
-            sys.exit(f"bench: the suite failed on a healthy {count}-node rack: {failed(doc)[:5]}")
+            sys.exit(f"bench: the suite failed on a healthy {count}-node rack:\n{said(doc)}")
         row["checks"] = len(doc["tests"])
         row["mesh"], row["connect_ms"] = mesh_alone(rack)
         row["connect_ms"] *= 1000
