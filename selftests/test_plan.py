@@ -256,3 +256,34 @@ def test_the_controller_measures_once_and_workers_only_judge_to_the_same_outcome
         outcomes[workers] = run.outcomes
     assert outcomes[()] == outcomes[("-n", "2")]
     assert len(outcomes[()]) > 250
+
+
+class _BusySshd:
+    """A node whose own ssh to its sshd times out `unreached` times, then gets sshd's refusal."""
+
+    def __init__(self, unreached: int):
+        self.name, self.spec, self.unreached, self.asked = "thor-1", THOR5.nodes[0], unreached, 0
+
+    def read_each(self, probe, labels, **values):
+        from rackproof.host import ProbeFailed
+        from rackproof.remote import Result
+        self.asked += 1
+        if self.asked <= self.unreached:
+            raise ProbeFailed(self.name, Result(probe.command(address=next(iter(labels)), **values), 0,
+                                                "Connection timed out during banner exchange\n", "", 0.0), "unreadable")
+        return {label: ("publickey",) for label in labels}
+
+
+def test_sshd_not_reached_by_the_nodes_own_ssh_is_asked_again_then_cut_short(monkeypatch, tmp_path):
+    from fixtures import plan as entries
+    from rackproof.remote import NoAnswer
+    monkeypatch.setattr(entries, "SSHD_ASKED_AGAIN_AFTER", (0.01, 0.01))
+    ctx = plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks")
+    slow = _BusySshd(unreached=2)     # a busy rack's handshake: the third ask reaches sshd
+    assert entries._offered_methods(slow, ctx) == {"10.10.0.11": ("publickey",)} and slow.asked == 3
+    never = _BusySshd(unreached=5)    # never reached: not known, never a failure of the node
+    with pytest.raises(NoAnswer, match=r"thor-1: `ssh .*10\.10\.0\.11 true 2>&1` did not reach sshd \(ssh: "
+                                       r"Connection timed out during banner exchange\), asked 3 times: whether it "
+                                       r"takes passwords is not known"):
+        entries._offered_methods(never, ctx)
+    assert never.asked == 3

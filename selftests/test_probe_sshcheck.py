@@ -17,7 +17,7 @@ import pytest
 
 from rackproof.probes import ParseError, sshcheck
 from rackproof.probes.sshcheck import (
-    SSH_FANOUT, SshAttempt, SshConnection, classify_ssh_failure, parse_fanout, parse_offered_methods,
+    SSH_FANOUT, SshAttempt, SshConnection, classify_ssh_failure, parse_fanout, parse_offered_methods, sshd_answered,
     parse_ssh_connection)
 from rackproof.remote import LocalTransport
 
@@ -108,6 +108,8 @@ def test_the_methods_sshd_offers():
 def test_no_refusal_means_sshd_was_not_reached():
     with pytest.raises(ParseError):
         parse_offered_methods("ssh: connect to host 10.10.0.11 port 22: Connection refused\n")
+    assert not sshd_answered("Connection timed out during banner exchange\nConnection to 10.10.0.17 port 22 timed out\n")
+    assert sshd_answered("nvidia@10.10.0.11: Permission denied (publickey,password).\n")
 
 
 def test_a_fan_out_gives_each_peer_its_own_row():

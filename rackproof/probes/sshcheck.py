@@ -173,6 +173,15 @@ def parse_offered_methods(text: str) -> tuple[str, ...]:
     return tuple(match[1].split(","))
 
 
+def sshd_answered(text: str) -> bool:
+    """Whether ssh's output is sshd's refusal listing its methods (sshd was reached)."""
+    try:
+        parse_offered_methods(text)
+    except ParseError:
+        return False
+    return True
+
+
 # No key and BatchMode: nothing is ever typed or sent, and sshd's refusal lists the methods it
 # would take; the server's host key is not what is checked here, so it is not recorded
 OFFERED_METHODS = Probe(
