@@ -201,8 +201,9 @@ BESIDE_THE_READS = Phase.SERVING
 
 def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> Results:
     """The plan, phase by phase (serving beside the facts and the mesh); a phase's entries at
-    once, but the loads' and the engines' one after another. An entry that fails as a whole (a bug) is every one of its targets'
-    error, never the run's; so is a rack another run's disruptive check holds past the bound."""
+    once, but the loads' and the engines' one after another. An entry that fails as a whole (a
+    bug) is every one of its targets' error, never the run's; so is a rack another run's
+    disruptive check holds past the bound."""
     kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
     loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
 
