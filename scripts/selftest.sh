@@ -8,6 +8,6 @@ bash scripts/setup.sh
 # the layers (pyproject.toml's [tool.importlinter]): the product apart from the simulator, pytest
 # in the plugin alone, probes apart from the checks; no cache written into the checkout
 .venv/bin/lint-imports --no-cache
-# two workers: the tests that bring up simulated racks on one, in turn (selftests/conftest.py);
-# the log ends with the 25 slowest (where the CI's minutes go)
-exec .venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 2 --dist loadscope --durations=25 "$@"
+# three workers: two take the modules that bring up simulated racks, the third the other tests
+# (selftests/conftest.py); the log ends with the 25 slowest (where the CI's minutes go)
+exec .venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 3 --dist loadscope --durations=25 "$@"

@@ -41,7 +41,7 @@ def skip_reason() -> str | None:
 
 def rack_marks() -> list:
     """The marks of a module whose tests bring up racks (named test_sim_*.py or *_sim.py, so
-    that selftests/conftest.py runs them on one xdist worker, in turn): skipped only without root."""
+    that selftests/conftest.py keeps each on one xdist worker): skipped only without root."""
     return [pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")]
 
 

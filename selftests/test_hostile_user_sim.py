@@ -84,35 +84,41 @@ print(json.dumps({"attempts": attempts, "seen": sorted(seen)}), flush=True)
 '''
 
 
-def test_a_local_user_gets_nothing_into_a_root_run(pytester, tmp_path):
+def test_a_local_user_gets_nothing_into_a_root_run(pytester, tmp_path, monkeypatch):
     owned = tmp_path / "owned-by-nobody"          # only root may write here: only a root process could make it
     tmp_path.chmod(0o700)
-    with SimRack("thor2", unique_name("hostile")) as rack:
-        inventory = rack.rack.profile
-        digest = hashlib.sha256(f"{inventory.cluster_name}:{sorted(n.name for n in inventory.nodes)}".encode()
-                                ).hexdigest()[:12]
-        hostile = subprocess.Popen(
-            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-S", "-c",
-             HOSTILE, "/tmp", digest, str(owned)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
-        try:
-            assert hostile.stdout.readline() == "planted\n"
-            # a hang on someone else's lock would end at run_suite's timeout, as a failure
-            run = run_suite(pytester, f"--inventory={rack.inventory}", "-n", "2", netns=rack.rack.topo.bench,
-                            timeout=300)
-        finally:
+    # the run's temp directory: sticky and open to all, as /tmp is, and this test's alone (the
+    # racks of other selftests run beside it, and their runs' folders are not the ones watched)
+    shared = Path(tempfile.mkdtemp(prefix="rackproof-selftest-tmp-"))
+    shared.chmod(0o1777)
+    monkeypatch.setenv("TMPDIR", str(shared))
+    try:
+        with SimRack("thor2", unique_name("hostile")) as rack:
+            inventory = rack.rack.profile
+            digest = hashlib.sha256(f"{inventory.cluster_name}:{sorted(n.name for n in inventory.nodes)}".encode()
+                                    ).hexdigest()[:12]
+            hostile = subprocess.Popen(
+                ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-S", "-c",
+                 HOSTILE, str(shared), digest, str(owned)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
             try:
-                report = json.loads(hostile.communicate(timeout=30)[0])   # (closes its stdin: it stops)
+                assert hostile.stdout.readline() == "planted\n"
+                # a hang on someone else's lock would end at run_suite's timeout, as a failure
+                run = run_suite(pytester, f"--inventory={rack.inventory}", "-n", "2", netns=rack.rack.topo.bench,
+                                timeout=300)
             finally:
-                hostile.kill()
-            for planted in [*Path("/tmp").glob(f"rackproof-locks-{digest}*"), *Path("/tmp").glob("rackproof-run-*")]:
-                if planted.lstat().st_uid == NOBODY:
-                    shutil.rmtree(planted, ignore_errors=True)
+                try:
+                    report = json.loads(hostile.communicate(timeout=30)[0])   # (closes its stdin: it stops)
+                finally:
+                    hostile.kill()
+        left = sorted(name for name in report["seen"] if (shared / name).exists())
+    finally:
+        shutil.rmtree(shared)
     assert hostile.returncode == 0
     assert report["attempts"] > 0 and report["seen"], "the hostile user never saw the run's folder: nothing was tried"
     assert not owned.exists(), "the run executed the hostile user's command"
     assert run.exit_status == 0 and "verdict: ACCEPTED" in run.output, run.output
-    assert not [name for name in report["seen"] if (Path("/tmp") / name).exists()], "the run left its folder behind"
+    assert not left, f"the run left its folder behind: {left}"
 
 
 def test_two_operators_on_one_controller_both_complete_and_their_loads_take_turns(tmp_path):

@@ -197,8 +197,8 @@ def test_run_arguments_after_the_dashes_are_pytests():
     assert (_run_args(run), run.name) == (["-q", "--name", "y"], "x")
 
 
-def test_every_module_that_brings_up_racks_is_run_in_turn_with_the_others():
-    """selftests/conftest.py sends rack modules to one xdist worker by their names."""
+def test_every_module_that_brings_up_racks_is_kept_on_one_worker():
+    """selftests/conftest.py knows rack modules by their names: each is one xdist scope."""
     from selftests.conftest import RACK_MODULE
     modules = [p for p in Path(__file__).parent.glob("test_*.py") if "SimRack(" in p.read_text()]
     assert len(modules) >= 7

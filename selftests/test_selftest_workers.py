@@ -1,0 +1,45 @@
+"""How scripts/selftest.sh spreads the selftests over its three xdist workers (selftests/conftest.py):
+each rack module stays on one worker; two workers take rack modules first and the third the
+other tests, then rack modules once the other tests are all taken."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CONFTEST = (Path(__file__).parent / "conftest.py").read_text()
+
+# each test records its module, worker and when it ran
+TESTS = '''
+import json, os, time
+import pytest
+
+@pytest.mark.parametrize("k", range({tests}))
+def test_recorded(k):
+    start = time.monotonic()
+    time.sleep({seconds})
+    with open({log!r}, "a") as log:
+        log.write(json.dumps([__name__, os.environ["PYTEST_XDIST_WORKER"], start, time.monotonic()]) + "\\n")
+'''
+
+
+def test_two_workers_start_with_rack_modules_the_third_with_the_other_tests_then_racks(pytester):
+    log = pytester.path / "log.jsonl"
+    pytester.makeconftest(CONFTEST)
+    racks = [f"test_rack{i}_sim" for i in range(8)]
+    for name in racks:
+        pytester.makepyfile(**{name: TESTS.format(tests=3, seconds=0.3, log=str(log))})
+    pytester.makepyfile(test_other=TESTS.format(tests=10, seconds=0.05, log=str(log)))
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "3", "--dist", "loadscope", "-q",
+                                           "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=34)
+    by_worker: dict[str, list[tuple[float, str]]] = {}
+    for module, worker, start, _ in map(json.loads, log.read_text().splitlines()):
+        by_worker.setdefault(worker, []).append((start, module))
+    ran = {worker: [module for _, module in sorted(records)] for worker, records in by_worker.items()}
+    assert all(len({w for w, modules in ran.items() if name in modules}) == 1 for name in racks), ran
+    firsts = sorted(modules[0] in racks for modules in ran.values())
+    assert firsts == [False, True, True], ran
+    third = next(modules for modules in ran.values() if modules[0] not in racks)
+    after = third[third.index("test_other") + third.count("test_other"):]
+    assert third.count("test_other") == 10 and after and set(after) <= set(racks), ran
