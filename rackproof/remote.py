@@ -469,6 +469,8 @@ def _drained(channel, deadline: float) -> tuple[str, str]:
         elif channel.recv_stderr_ready():
             err += channel.recv_stderr(65536)
         elif channel.eof_received and channel.exit_status_ready():
+            if channel.exit_status == -1 and _died(channel.transport):
+                raise EOFError("the connection closed before the command's exit status came")
             return out.decode(errors="replace"), err.decode(errors="replace")
         elif channel.closed:   # closed with no end of output: the connection died under the command
             raise EOFError("the connection closed before the command ended")
@@ -477,6 +479,19 @@ def _drained(channel, deadline: float) -> tuple[str, str]:
             if remaining <= 0:
                 raise TimeoutError
             select.select([channel], [], [], min(remaining, 0.5))
+
+
+# how long a connection's thread is given to end once a channel closed with no exit status
+_SETTLE_S = 1.0
+
+
+def _died(transport) -> bool:
+    """Whether the connection under a channel that closed with no exit status died. Its thread
+    closes the channels first and marks itself inactive after, so it is given a moment to end;
+    a command killed by a signal closes its channel with no status too (paramiko drops sshd's
+    exit-signal), and its connection lives on."""
+    transport.join(_SETTLE_S)
+    return not transport.is_active()
 
 
 # how often a request through a tunnel looks at the SSH connection under it

@@ -173,6 +173,9 @@ class _Transport:
     def is_active(self) -> bool:
         return self.alive
 
+    def join(self, timeout: float) -> None:
+        pass
+
 
 class _DyingChannel:
     """A command's channel whose connection dies under the command, as paramiko's does: it is
@@ -203,6 +206,64 @@ def test_a_connection_that_dies_under_a_command_is_a_connection_lost_and_the_com
                                              r"\(the connection closed before the command ended\); not run again"):
         transport.execute("iperf3 -c x", 10.0)
     assert channel.sent == ["exec </dev/null; iperf3 -c x"]
+
+
+class _EndedChannel:
+    """A command's channel after its whole output came and the channel closed. With a status, as
+    sshd ends a command; without one, either the connection died before sshd's exit-status
+    (`alive` False, as the blips of test_transient_sim did) or a signal killed the command (paramiko
+    drops sshd's exit-signal; the connection lives on)."""
+
+    def __init__(self, stdout: bytes, status: int, alive: bool = True):
+        self.pending, self.exit_status, self.transport, self.sent = stdout, status, _Transport(alive), []
+
+    def exec_command(self, command: str) -> None:
+        self.sent.append(command)
+
+    def recv_ready(self) -> bool:
+        return bool(self.pending)
+
+    def recv(self, n: int) -> bytes:
+        data, self.pending = self.pending[:n], self.pending[n:]
+        return data
+
+    recv_stderr_ready = lambda self: False
+    exit_status_ready = lambda self: True
+    eof_received = closed = True
+
+    def recv_exit_status(self) -> int:
+        return self.exit_status
+
+    def close(self) -> None:
+        pass
+
+
+def _ran_on(monkeypatch, channels: list, repeatable: bool):
+    """SshTransport.execute over `channels`, one per attempt, each on a connection of its own."""
+    def connected(channel):
+        client = type("Client", (), {"get_transport": lambda _: channel.transport})()
+        return type("Conn", (), {"client": client})(), channel
+
+    transport = SshTransport("thor-1", "thor-1", "nvidia", 5.0)
+    monkeypatch.setattr(transport, "_channel", lambda notes: connected(channels.pop(0)))
+    monkeypatch.setattr(transport, "_forget", lambda conn: None)
+    return transport.execute("hostname", 10.0, repeatable)
+
+
+def test_a_connection_that_dies_before_the_exit_status_runs_the_command_again_never_a_status_of_minus_one(
+        monkeypatch):
+    result = _ran_on(monkeypatch, [_EndedChannel(b"thor-1\n", -1, alive=False), _EndedChannel(b"thor-1\n", 0)], True)
+    assert (result.exit_status, result.stdout) == (0, "thor-1\n")
+    assert result.note == ("the connection dropped while it ran (the connection closed before the command's exit "
+                           "status came); ran again")
+    with pytest.raises(ConnectionLost, match=r"`hostname` ran \(the connection closed before the command's exit "
+                                             r"status came\); not run again"):
+        _ran_on(monkeypatch, [_EndedChannel(b"thor-1\n", -1, alive=False)], False)
+
+
+def test_a_command_killed_by_a_signal_on_a_live_connection_keeps_its_outcome(monkeypatch):
+    result = _ran_on(monkeypatch, [_EndedChannel(b"half", -1, alive=True), _EndedChannel(b"again", 0)], True)
+    assert (result.exit_status, result.stdout, result.note) == (-1, "half", "")
 
 
 class _Tunnelled:
