@@ -37,6 +37,11 @@ START_SERVER = Probe(
     repeatable=False)
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
                     "kill {pid} 2>/dev/null; true", timeout=10, repeatable=False)
+# the server's listening row asked once more when the first had no process: ss -p maps sockets
+# to processes from a look at /proc it takes before listing the sockets, so a socket made in
+# between is listed without one (seen on a busy machine)
+SERVER_LISTENER = Probe("server listener", "which process listens on a measurement server's port",
+                        "ss -Hltnp {filter}", parse_ss_listen, timeout=10)
 # a run interrupted while its server started does not know the pid: the server is found by its
 # whole command line (`timeout` passes the signal on to the server)
 STOP_STARTING = Probe("stop a starting server", "stops a server whose start was interrupted, by its command line",
@@ -51,9 +56,12 @@ def _start_server(host: Host, command: Command, port: int, lifetime: float) -> t
     if not result.ok or not last.strip().isdigit():
         raise ProbeFailed(host.name, result, f"could not start a server listening on port {port}")
     try:
-        listening = [row.pid for row in parse_ss_listen("\n".join(rows)) if row.port == port and row.pid]
+        listed = parse_ss_listen("\n".join(rows))
     except ParseError as e:
         raise ProbeFailed(host.name, result, f"started a server on port {port}, but {e}") from None
+    if listed and not any(row.pid for row in listed):
+        listed = host.read(SERVER_LISTENER, filter=f"sport = :{port}")
+    listening = [row.pid for row in listed if row.port == port and row.pid]
     return int(last), listening[0] if listening else int(last)
 
 

@@ -3,6 +3,7 @@ something listens on its port, so one started on a taken port would fail to bind
 up (the RoCE check once connected to such a dead server). And a server whose start was
 interrupted is stopped all the same. The first runs real servers on this machine's loopback."""
 
+import random
 import re
 import socket
 import subprocess
@@ -24,13 +25,20 @@ from selftests.test_causes import Scripted
 
 
 def free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+    """n ports nothing listens on now, below the kernel's ephemeral range (32768 and up, its
+    default): a test beside this one that binds port 0 (a stand-in's server) is never given one
+    of them between now and when the server here binds it."""
+    ports: list[int] = []
+    for port in random.sample(range(20000, 32768), 50):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == n:
+            return ports
+    raise AssertionError(f"not {n} free ports among 50 between 20000 and 32767")
 
 
 def listener(port: int) -> Command:
@@ -77,6 +85,28 @@ def test_a_running_server_is_the_runs_by_port_and_the_pid_that_listens_until_sto
         # the pid is the listening python's, not that of `timeout` around it
         assert own == (port, listening[0].pid) and servers.on("spark-1") == frozenset()
     assert servers.on("spark-2") == frozenset()
+
+
+def test_a_listening_row_listed_before_its_process_is_asked_again_never_taken_for_timeouts_pid():
+    """ss -p looks at /proc before it lists the sockets: a server's socket made in between is
+    listed without its process. The listener is asked for once more; the pid of `timeout`
+    around the server (4242 here) is not the one that listens."""
+    asked = []
+
+    def answer(command):
+        asked.append(command)
+        if "setsid timeout" in command:
+            return Result(command, 0, "LISTEN 0      4096         *:5201       *:*\n4242\n", "", 0.01)
+        if command.startswith("ss -Hltnp"):
+            return Result(command, 0, 'LISTEN 0      4096         *:5201       *:*    users:(("iperf3",pid=4243,fd=3))'
+                                      '\n', "", 0.01)
+        return Result(command, 0, "", "", 0.01)
+    servers = OwnServers(None)
+    node = load_inventory(EXAMPLES / "spark2.toml").node("spark-2")
+    host = Host(node, Remote("spark-2", Scripted(answer), EvidenceLog()), servers)
+    with traffic.server(host, lambda port: f"iperf3 -s -1 -p {port}", lifetime=30, ports=[5201]):
+        assert servers.on("spark-2") == frozenset({(5201, 4243)})
+    assert asked[1] == "ss -Hltnp 'sport = :5201'" and asked[2] == "kill 4242 2>/dev/null; true"
 
 
 IPERF3_ROW = 'LISTEN 0 4096 *:{port} *:* users:(("iperf3",pid={pid},fd=3))'
