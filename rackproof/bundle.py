@@ -18,6 +18,12 @@ so a printed page is matched to its bundle; the signed manifest covers the page 
 
 A bundle is hostile input: it is never extracted; members are read into memory only when they are
 regular files with a known flat name, once each, within size bounds.
+
+A report folder is untrusted too (anyone who can write into it could plant `junit.xml ->
+/etc/shadow` for root's `rackproof bundle` to sign): only regular files directly inside it are
+read, each opened without following a link (O_NOFOLLOW, relative to the folder's own descriptor)
+and checked to be the file listed (same device and inode), with one link only; the folder's path
+is walked from / the same way, so a symbolic link anywhere on it is refused.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import io
 import json
 import os
 import re
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -36,7 +43,6 @@ from pathlib import Path
 
 import rackproof
 from rackproof.safetext import one_line
-from rackproof.userinput import read_within
 
 NAMESPACE = "rackproof-bundle@rackproof"   # ssh-keygen -n: a signature made for this use only
 FORMAT = "rackproof-bundle/1"
@@ -112,13 +118,74 @@ def _said(result: subprocess.CompletedProcess) -> str:
     return one_line("; ".join(line.strip() for line in lines if line.strip())) or f"exit {result.returncode}"
 
 
-def _read(path: Path, what: str) -> bytes:
-    if not path.exists():
-        raise BundleError(f"{one_line(str(path))}: no {what} there")
+def _refused(where: str, why: str) -> BundleError:
+    return BundleError(f"{one_line(where)}: {why}: refused (a bundle holds only the run's own regular files)")
+
+
+def _open_folder(folder: Path) -> int:
+    """A descriptor of the report folder, reached from / one component at a time without following
+    a symbolic link (BundleError naming the first link or non-folder on the way)."""
+    path = Path(os.path.abspath(folder))   # getcwd() is already free of links
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    walked = Path("/")
     try:
-        return read_within(path, MAX_MEMBER_BYTES)
+        for part in path.parts[1:]:
+            walked = walked / part
+            try:
+                listed = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise BundleError(f"{one_line(str(folder))}: not a report folder") from None
+            if stat.S_ISLNK(listed.st_mode):
+                raise _refused(str(walked), f"a symbolic link (to {os.readlink(part, dir_fd=fd)}) on the report "
+                                            "folder's path")
+            if not stat.S_ISDIR(listed.st_mode):
+                raise BundleError(f"{one_line(str(folder))}: not a report folder ({one_line(str(walked))} is not a "
+                                  "folder)")
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != (listed.st_dev, listed.st_ino):
+                raise _refused(str(walked), "replaced while it was opened")
+        return fd
+    except BundleError:
+        os.close(fd)
+        raise
     except OSError as e:
-        raise BundleError(f"{one_line(str(path))}: cannot read the {what}: {e.strerror}") from None
+        os.close(fd)
+        raise BundleError(f"{one_line(str(walked))}: cannot open it: {e.strerror}") from None
+
+
+def _read_inside(folder_fd: int, folder: Path, name: str) -> bytes | None:
+    """The regular file `name` directly inside the folder (None if there is none), refused when it
+    is a symbolic link, a hard link, anything but a regular file, swapped while opened, or too large."""
+    where = str(folder / name)
+    try:
+        listed = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise BundleError(f"{one_line(where)}: cannot read it: {e.strerror}") from None
+    if stat.S_ISLNK(listed.st_mode):
+        raise _refused(where, f"a symbolic link (to {os.readlink(name, dir_fd=folder_fd)})")
+    if not stat.S_ISREG(listed.st_mode):
+        raise _refused(where, "not a regular file")
+    if listed.st_nlink != 1:
+        raise _refused(where, f"a hard link ({listed.st_nlink} names for one file)")
+    if listed.st_size > MAX_MEMBER_BYTES:
+        raise _refused(where, f"larger than {MAX_MEMBER_BYTES >> 20} MiB")
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=folder_fd)
+    except OSError as e:
+        raise BundleError(f"{one_line(where)}: cannot read it: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino) != (listed.st_dev, listed.st_ino) or not stat.S_ISREG(opened.st_mode):
+            raise _refused(where, "replaced while it was opened")
+        data = f.read(MAX_MEMBER_BYTES + 1)
+    if len(data) > MAX_MEMBER_BYTES:
+        raise _refused(where, f"larger than {MAX_MEMBER_BYTES >> 20} MiB")
+    return data
 
 
 def _results(data: bytes, where: str) -> dict:
@@ -136,19 +203,20 @@ def _results(data: bytes, where: str) -> dict:
 def make(folder: str | Path, key: str | Path, output: str | Path, now: dt.datetime | None = None) -> dict:
     """Write the signed bundle of the report folder to `output`; returns its manifest."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise BundleError(f"{one_line(str(folder))}: not a report folder")
-    members: dict[str, bytes] = {}
-    for name in RUN_FILES:
-        if (folder / name).exists() or name in REQUIRED:
-            members[name] = _read(folder / name, name)
+    folder_fd = _open_folder(folder)
+    try:
+        members = {name: _read_inside(folder_fd, folder, name) for name in (*RUN_FILES, INVENTORY)}
+    finally:
+        os.close(folder_fd)
+    for name in (*REQUIRED, INVENTORY):
+        if members[name] is None:
+            raise BundleError(f"{one_line(str(folder / name))}: no {name} there" + (
+                " (the run keeps the inventory it used beside its report)" if name == INVENTORY else ""))
+    members = {name: data for name, data in members.items() if data is not None}
     doc = _results(members["results.json"], one_line(str(folder / "results.json")))
     run = doc["run"]
-    # the copy the run keeps beside its report; else (a folder of an older run) the file it names
-    inventory_path = folder / INVENTORY if (folder / INVENTORY).exists() else Path(run["inventory"]["path"])
-    members[INVENTORY] = _read(inventory_path, "inventory")
     if sha256(members[INVENTORY]) != run["inventory"]["sha256"]:
-        raise BundleError(f"{one_line(str(inventory_path))}: changed since the run (its sha256 is not the one "
+        raise BundleError(f"{one_line(str(folder / INVENTORY))}: changed since the run (its sha256 is not the one "
                           "results.json recorded): not the inventory as used")
     files = {name: {"sha256": sha256(data), "size": len(data)} for name, data in members.items() if name != "report.html"}
     digest = contents_digest(files)

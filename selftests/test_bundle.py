@@ -179,10 +179,10 @@ def test_bundle_refuses_bad_input_in_one_line(made, tmp_path):
     # the inventory changed since the run: not the inventory as used
     copy = tmp_path / "run"
     copy.mkdir()
-    doc = json.loads((root / "run" / "results.json").read_text())
-    inventory = tmp_path / "cluster.toml"
-    inventory.write_text(Path(doc["run"]["inventory"]["path"]).read_text() + "# edited\n")
-    doc["run"]["inventory"]["path"] = str(inventory)
-    (copy / "results.json").write_text(json.dumps(doc))
-    (copy / "report.html").write_bytes((root / "run" / "report.html").read_bytes())
+    for name in ("results.json", "report.html"):
+        (copy / name).write_bytes((root / "run" / name).read_bytes())
+    (copy / "inventory.toml").write_text((root / "run" / "inventory.toml").read_text() + "# edited\n")
     one_line_error(rackproof("bundle", str(copy), "--key", str(alice)), 2, "changed since the run")
+    # gone: never the file results.json names instead (a path anyone who wrote results.json chose)
+    (copy / "inventory.toml").unlink()
+    one_line_error(rackproof("bundle", str(copy), "--key", str(alice)), 2, "no inventory.toml there")
