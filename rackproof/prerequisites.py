@@ -28,7 +28,7 @@ from .probes.jetson import JETSON_CLOCKS
 from .probes.netplan import NAMING_INTERFACES
 from .probes.sockets import LISTENING_PROCESSES
 from .probes.sudo import SUDO_RULES
-from .probes.survey import DAEMON, GROUPS, SUDO_ALLOWED, SURVEY, TOOLS_ON_PATH, VERSION, Survey
+from .probes.survey import DAEMON, GROUPS, RUNS, SUDO_ALLOWED, SURVEY, TOOLS_ON_PATH, Survey
 from .probes.systemd import USER_JOBS
 from .remote import NoAnswer, NodeUnreachable
 from .replay import ReplayError
@@ -49,23 +49,25 @@ class Tool:
     minimum: tuple[int, ...] | None = None     # the oldest version the checks' options work with
     judged: bool = False                       # a check judges it itself (sparkrun on the head is the
                                                # Cordatus preflight's "sparkrun runtime"): never gated
+    asked: str = "--version"                   # what the survey runs it with to see it run: a flag that
+                                               # only prints (its version, else its usage) and changes nothing
 
 
 TOOLS = {t.name: t for t in (
     # --cport (a bond's lane chosen by its client port) came with iperf3 3.1
-    Tool("iperf3", "sudo apt install iperf3", minimum=(3, 1)),
+    Tool("iperf3", "sudo apt install iperf3", minimum=(3, 1), asked="-v"),
     Tool("ethtool", "sudo apt install ethtool"),
     Tool("lldpcli", "sudo apt install lldpd",
-         daemon=("lldpd", "lldpcli show configuration", "sudo systemctl enable --now lldpd")),
+         daemon=("lldpd", "lldpcli show configuration", "sudo systemctl enable --now lldpd"), asked="-v"),
     Tool("chronyc", "sudo apt install chrony", wanted=lambda c: c.slurm is not None,
-         daemon=("chronyd", "chronyc tracking", "sudo systemctl enable --now chrony")),
+         daemon=("chronyd", "chronyc tracking", "sudo systemctl enable --now chrony"), asked="-v"),
     Tool("nvidia-smi", "it ships with the GPU driver: on JetPack sudo apt install nvidia-jetpack, on DGX OS "
-                       "reinstall the driver's nvidia-utils package"),
-    Tool("nvpmodel", "sudo apt install nvidia-l4t-nvpmodel", platforms=("thor",)),
+                       "reinstall the driver's nvidia-utils package", asked="-h"),
+    Tool("nvpmodel", "sudo apt install nvidia-l4t-nvpmodel", platforms=("thor",), asked="-h"),
     Tool("jetson_clocks", "sudo apt install nvidia-l4t-tools", platforms=("thor",),
-         wanted=lambda c: c.expect.clocks_locked),
+         wanted=lambda c: c.expect.clocks_locked, asked="--help"),
     Tool("ib_write_bw", "sudo apt install perftest", platforms=("spark",)),
-    Tool("ibdev2netdev", "sudo apt install mlnx-tools (DOCA-OFED)", platforms=("spark",)),
+    Tool("ibdev2netdev", "sudo apt install mlnx-tools (DOCA-OFED)", platforms=("spark",), asked="-h"),
     Tool("mpirun", "sudo apt install openmpi-bin", platforms=("spark",), wanted=lambda c: c.expect.run_nccl),
     Tool("docker", "sudo apt install docker.io", platforms=("spark",), on=SPARKRUN_HEAD,
          wanted=lambda c: c.sparkrun is not None, group="docker"),
@@ -77,8 +79,8 @@ TOOLS = {t.name: t for t in (
     Tool("munge", "sudo apt install munge", wanted=lambda c: c.slurm is not None,
          daemon=("munged", "munge -n", "sudo systemctl enable --now munge")),
     Tool("unmunge", "sudo apt install munge", wanted=lambda c: c.slurm is not None),
-    Tool("ssh", "sudo apt install openssh-client"),
-    Tool("ssh-keygen", "sudo apt install openssh-client"),
+    Tool("ssh", "sudo apt install openssh-client", asked="-V"),
+    Tool("ssh-keygen", "sudo apt install openssh-client", asked="--help"),   # no version flag: its usage
 )}
 
 
@@ -162,7 +164,7 @@ def survey_command(cluster: ClusterAtStep, node: Node) -> tuple[Command, list[Ro
     parts = [TOOLS_ON_PATH.command(tools=names), GROUPS.command()]
     parts += [DAEMON.command(tool=t.name, client=Command(t.daemon[1]), daemon=t.daemon[0])
               for t in TOOLS.values() if t.daemon]
-    parts += [VERSION.command(tool=t.name) for t in TOOLS.values() if t.minimum]
+    parts += [RUNS.command(tool=t.name, flag=t.asked) for t in TOOLS.values() if needed_on(t, cluster, node)]
     parts += [SUDO_ALLOWED.command(command=Command(root.asked), index=k) for k, root in enumerate(roots)]
     return Command("; ".join(parts)), roots
 
@@ -189,6 +191,14 @@ def _version(text: str) -> tuple[int, ...] | None:
     return tuple(int(g) for g in found.groups() if g is not None) if found else None
 
 
+def _reinstall(tool: Tool) -> str:
+    """The fix of a tool that is there and broken: its package installed again."""
+    if tool.fix.startswith("sudo apt install "):
+        return f"sudo apt install --reinstall {tool.fix.removeprefix('sudo apt install ')}, and the packages of " \
+               "the library it names"
+    return f"install it again: {tool.fix}"
+
+
 def tool_finding(node: str, tool: Tool, survey: Survey, login: str) -> Finding | None:
     found = survey.tools.get(tool.name)
     if found is None:
@@ -201,10 +211,15 @@ def tool_finding(node: str, tool: Tool, survey: Survey, login: str) -> Finding |
     if tool.group and tool.group not in survey.groups:
         return Finding(node, tool.name, f"{login} is not in group {tool.group}, which {tool.name} needs",
                        f"sudo usermod -aG {tool.group} {login}, then log in again")
+    ran = survey.runs.get(tool.name)
+    if ran is not None and not ran.ran:
+        how = f"exited {ran.status}" if ran.status < 128 else f"died of signal {ran.status - 128}"
+        return Finding(node, tool.name, f"{found.path} does not run: `{tool.name} {tool.asked}` {how}, saying "
+                                        f"\"{one_line(ran.words)[:300]}\"", _reinstall(tool))
     if tool.daemon and survey.daemons.get(tool.daemon[0]) is False:
         return Finding(node, tool.daemon[0], f"{tool.daemon[0]} does not answer `{tool.daemon[1]}`", tool.daemon[2])
-    if tool.minimum and tool.name in survey.versions:
-        version = _version(survey.versions[tool.name])
+    if tool.minimum and ran is not None:
+        version = _version(ran.words)
         if version is not None and version < tool.minimum:
             wanted = ".".join(map(str, tool.minimum))
             return Finding(node, tool.name, f"{tool.name} is {'.'.join(map(str, version))}, older than {wanted}",

@@ -14,6 +14,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from typing import Iterator, Sequence
 
 from . import bondhash
+from .failure import NotVerified
 from .host import Host, ProbeFailed
 from .probe import Command, Probe
 from .probes import ParseError
@@ -25,23 +26,23 @@ PORTS = range(5201, 5300)
 SERVER_TRIES = 3
 # The server in the background, bounded by `timeout`; once it listens on the port (asked every
 # 20 ms, for 5 s: a round waits for its slowest server, so a coarser poll was time lost per round),
-# the listening socket's row (ss -p: the server's own pid, a child of `timeout`) and then the pid
-# to stop; or exit 1 when the port is taken, or the server died or never listened (try another
-# port). A server counts as up when something listens on its port, so a port anything listens
+# the listening socket's row (ss -p: the server's own pid) and then the pid to stop (timeout's)
+# with its child's (the server: ss -p lists a socket made between its look at /proc and its
+# listing without a process); or exit 1 when the port is taken, or the server's exit status when it
+# died or never listened (try another port), with what it printed on stderr, kept in a file of
+# mktemp's until then: a server that does not start says why (a broken install: the loader's
+# words). A server counts as up when something listens on its port, so a port anything listens
 # on already is refused first: a server started there would fail to bind and look up.
 START_SERVER = Probe(
-    "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens",
-    "ss -Hltn {filter} | grep -q . && exit 1; setsid timeout {lifetime} {server} >/dev/null 2>&1 </dev/null & pid=$!; "
-    "for i in $(seq 250); do ss -Hltnp {filter} | grep . && {{ echo $pid; exit 0; }}; "
-    "kill -0 $pid 2>/dev/null || break; sleep 0.02; done; kill $pid 2>/dev/null; exit 1", timeout=15,
-    repeatable=False)
+    "start a server", "starts a measurement's server in the background, bounded in time, and waits until it listens "
+    "(what it printed on stderr kept when it does not)",
+    'ss -Hltn {filter} | grep -q . && exit 1; e=$(mktemp) || exit 1; '
+    'setsid timeout {lifetime} {server} >/dev/null 2>"$e" </dev/null & pid=$!; '
+    'for i in $(seq 250); do ss -Hltnp {filter} | grep . && {{ rm -f "$e"; echo $pid $(pgrep -P $pid); exit 0; }}; '
+    'kill -0 $pid 2>/dev/null || break; sleep 0.02; done; kill $pid 2>/dev/null; wait $pid; s=$?; '
+    'head -c 4000 "$e" >&2; rm -f "$e"; exit $((s > 1 ? s : 1))', timeout=15, repeatable=False)
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
                     "kill {pid} 2>/dev/null; true", timeout=10, repeatable=False)
-# the server's listening row asked once more when the first had no process: ss -p maps sockets
-# to processes from a look at /proc it takes before listing the sockets, so a socket made in
-# between is listed without one (seen on a busy machine)
-SERVER_LISTENER = Probe("server listener", "which process listens on a measurement server's port",
-                        "ss -Hltnp {filter}", parse_ss_listen, timeout=10)
 # a run interrupted while its server started does not know the pid: the server is found by its
 # whole command line (`timeout` passes the signal on to the server)
 STOP_STARTING = Probe("stop a starting server", "stops a server whose start was interrupted, by its command line",
@@ -53,16 +54,19 @@ def _start_server(host: Host, command: Command, port: int, lifetime: float) -> t
     stop it by, the pid of the process that listens)."""
     result = host.run(START_SERVER, lifetime=f"{lifetime:g}", server=command, filter=f"sport = :{port}")
     *rows, last = result.stdout.splitlines() or [""]
-    if not result.ok or not last.strip().isdigit():
-        raise ProbeFailed(host.name, result, f"could not start a server listening on port {port}")
+    pids = last.split()
+    if not result.ok or not pids or not all(p.isdigit() for p in pids):
+        said = f" (exit status {result.exit_status})" if result.exit_status > 1 else ""
+        raise ProbeFailed(host.name, result, f"could not start a server listening on port {port}{said}")
     try:
         listed = parse_ss_listen("\n".join(rows))
     except ParseError as e:
         raise ProbeFailed(host.name, result, f"started a server on port {port}, but {e}") from None
-    if listed and not any(row.pid for row in listed):
-        listed = host.read(SERVER_LISTENER, filter=f"sport = :{port}")
-    listening = [row.pid for row in listed if row.port == port and row.pid]
-    return int(last), listening[0] if listening else int(last)
+    # every row is of the port (ss's filter); ss's own pid, else timeout's child: never timeout's
+    listening = [row.pid for row in listed if row.pid] + [int(p) for p in pids[1:]]
+    if not listening:
+        raise ProbeFailed(host.name, result, f"a server listens on port {port}, but which process is not known")
+    return int(pids[0]), listening[0]
 
 
 @contextmanager
@@ -135,6 +139,34 @@ def best(runs: Sequence[IperfResult]) -> IperfResult:
     return max(runs, key=lambda result: result.received_bps)
 
 
+# iperf3 at or above this share of one core was limited by its node's CPU, not by the path: a
+# Jetson with receive packet steering off takes every interrupt on one core; a controller running
+# three simulated racks on two cores once failed a healthy bond at 0.894 of 0.9 Gbit/s that way
+CPU_BOUND_PERCENT = 90.0
+CPU_BOUND_FIX = ("measure again with the node idle; on a Jetson, spread receive processing over the cores (receive "
+                 "packet steering: /sys/class/net/IFACE/queues/rx-*/rps_cpus) so that one core does not take every "
+                 "interrupt")
+
+
+def cpu_bound(result: IperfResult, sender: str, receiver: str) -> str | None:
+    """Which end's iperf3 was CPU-bound in the run, in words; None when neither was."""
+    for node, used in ((sender, result.sender_cpu), (receiver, result.receiver_cpu)):
+        if used is not None and used >= CPU_BOUND_PERCENT:
+            return f"{node}'s iperf3 was CPU-bound ({used:.0f}%)"
+    return None
+
+
+def unless_cpu_bound(runs: Sequence[IperfResult], sender: Host, receiver: Host, where: str, what: str) -> None:
+    """For a figure under its floor: NotVerified when the run measured again (the last of `runs`)
+    was still CPU-bound at either end, since the figure then says what the node's CPU could do,
+    not the path; a run measured once is judged as it is."""
+    bound = cpu_bound(runs[-1], sender.name, receiver.name) if len(runs) > 1 else None
+    if bound is not None:
+        figures = ", ".join(f"{run.received_bps / 1e9:.3g}" for run in runs)
+        raise NotVerified(where, what, f"{bound}: measured {len(runs)} times under the floor ({figures} Gbit/s), "
+                                       "CPU-bound the last time", CPU_BOUND_FIX)
+
+
 def _lifetime(seconds: int) -> float:
     """How long a measurement's server may live: the run, its warm-up, and time to start."""
     return seconds + WARM_UP_SECONDS + 30
@@ -172,7 +204,14 @@ def _together(results: list[IperfResult]) -> IperfResult:
         retransmits=None if None in retransmits else sum(retransmits),
         num_streams=sum(r.num_streams for r in results), duration=max(r.duration for r in results),
         local_host=first.local_host, remote_host=first.remote_host, remote_port=first.remote_port,
-        reverse=False, streams=tuple(s for r in results for s in r.streams))
+        reverse=False, streams=tuple(s for r in results for s in r.streams),
+        sender_cpu=_most(r.sender_cpu for r in results), receiver_cpu=_most(r.receiver_cpu for r in results))
+
+
+def _most(values) -> float | None:
+    """The busiest of several iperf3 processes at one end (None when one is not known)."""
+    found = list(values)
+    return None if None in found else max(found)
 
 
 def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index: int = 3) -> list:

@@ -21,7 +21,7 @@ from rackproof.probes.sockets import LISTENING_PROCESSES
 from rackproof.probes.sparkrun import SPARKRUN_VERSION
 from rackproof.probes.sshcheck import SSH_CONNECTION
 from rackproof.probes.sshkeys import AUTHORIZED_KEYS
-from rackproof.probes.survey import parse_survey
+from rackproof.probes.survey import Ran, parse_survey
 from rackproof.probes.system import HOSTNAME
 from rackproof.remote import EvidenceLog, Remote, Result
 from rackproof.sudoers import render, visudo_problem
@@ -44,7 +44,8 @@ def healthy(**changes: str) -> str:
              .split()}
     lines["groups"] = "groups nvidia adm"
     lines.update({f"daemon {d}": f"daemon {d} 0" for d in ("lldpd", "chronyd", "munged")})
-    lines["version iperf3"] = "version iperf3 iperf 3.16 (cJSON 1.7.15)"
+    lines.update({f"runs {t}": f"runs {t} 0 {t} 1.0" for t in re.findall(r"awk -v t=(\S+)", prerequisites.command)})
+    lines["runs iperf3"] = "runs iperf3 0 iperf 3.16 (cJSON 1.7.15)"
     lines.update({f"sudo {k}": f"sudo {k} 0" for k in range(len(prerequisites.roots))})
     for key, line in changes.items():
         lines[key.replace("_", " ", 1)] = line
@@ -62,7 +63,8 @@ def test_a_real_survey_reads_as_what_the_node_has():
     survey = parse_survey((SAMPLES / "survey_local_debian12_nobody.txt").read_text())
     assert survey.tools["iperf3"].path == "/usr/bin/iperf3" and survey.tools["ethtool"].path is None
     assert survey.groups == ("nogroup",) and survey.daemons == {"munged": False}
-    assert survey.versions["iperf3"] == "iperf 3.12 (cJSON 1.7.15)"
+    assert survey.runs["iperf3"] == Ran(0, "iperf 3.12 (cJSON 1.7.15)") and survey.runs["iperf3"].ran
+    assert survey.runs["scontrol"].status == 1 and survey.runs["scontrol"].ran   # its own error: it ran
     assert survey.sudo and not any(survey.sudo.values())      # nobody may sudo anything
 
 
@@ -89,13 +91,36 @@ def test_a_healthy_node_lacks_nothing():
      "in again)"),
     ({"daemon_lldpd": "daemon lldpd 1"},
      "thor-1: lldpd does not answer `lldpcli show configuration` (sudo systemctl enable --now lldpd)"),
-    ({"version_iperf3": "version iperf3 iperf 3.0.11"},
+    ({"runs_iperf3": "runs iperf3 0 iperf 3.0.11"},
      "thor-1: iperf3 is 3.0.11, older than 3.1 (install iperf3 3.1 or newer (sudo apt install iperf3))"),
     ({"sudo_0": "sudo 0 1"}, "thor-1: nvidia may not run `sudo -n ss -Hltnup` (the sudoers line nvidia ALL=(root) "
                              "NOPASSWD: /usr/bin/ss -Hltnup (rackproof sudoers writes it))"),
 ])
 def test_each_missing_thing_is_named_with_its_fix(changes, said):
     assert findings(healthy(**changes)) == [said]
+
+
+def test_a_tool_that_is_there_and_does_not_run_is_named_with_the_loaders_words():
+    """A broken install (a real survey: libiperf.so.0 emptied): the tool is on the PATH, its run
+    exits 127, and the finding quotes the loader; a node that was ready before is not now."""
+    text = (SAMPLES / "survey_local_debian12_broken_iperf3.txt").read_text()
+    assert parse_survey(text).runs["iperf3"].status == 127
+    said = [str(f) for f in survey_findings(CLUSTER, THOR1, parse_survey(text), [], [TOOLS["iperf3"]])]
+    assert said == ['thor-1: /usr/bin/iperf3 does not run: `iperf3 -v` exited 127, saying "iperf3: error while loading '
+                    'shared libraries: /lib/x86_64-linux-gnu/libiperf.so.0: file too short" (sudo apt install '
+                    '--reinstall iperf3, and the packages of the library it names)']
+    healthy_text = (SAMPLES / "survey_local_debian12_nobody.txt").read_text()
+    assert survey_findings(CLUSTER, THOR1, parse_survey(healthy_text), [], [TOOLS["iperf3"]]) == []
+
+
+@pytest.mark.parametrize("line, broken", [("runs ethtool 126 sh: 1: ethtool: Permission denied", True),
+                                          ("runs ethtool 139 ", True),        # died of SIGSEGV before answering
+                                          ("runs ethtool 1 ethtool: bad command line argument(s)", False),
+                                          ("runs ethtool 124 ", False)])      # slow to answer: it ran
+def test_only_the_shell_the_loader_or_a_signal_make_a_tool_not_run(line, broken):
+    said = findings(healthy(runs_ethtool=line), tools=[TOOLS["ethtool"]])
+    assert bool(said) == broken, said
+    assert not said or "/usr/bin/ethtool does not run: `ethtool --version`" in said[0]
 
 
 def test_a_tool_the_step_does_not_need_is_no_finding():
@@ -106,11 +131,11 @@ def host_answering(survey: str | Exception):
     asked = []
 
     def answer(command):
-        if command.startswith("for t in "):
+        if "for t in " in command:     # the survey (after the locale export)
             if isinstance(survey, Exception):
                 raise survey
             return Result(command, 0, survey, "", 0.01)
-        asked.append(command)
+        asked.append(command.removeprefix("export LC_ALL=C; "))    # the locale every command runs in
         return Result(command, 0, "thor-1\n", "", 0.01)
     prerequisites = NodePrerequisites(CLUSTER, THOR1)
     return Host(THOR1, Remote("thor-1", Scripted(answer), EvidenceLog()), prerequisites=prerequisites), asked

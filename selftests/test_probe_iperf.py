@@ -26,7 +26,8 @@ def test_single_stream():
         received_bps=44042139781.797935, sent_bps=44042377604.16823, retransmits=0, num_streams=1,
         duration=10.0, local_host="127.0.0.1", remote_host="127.0.0.1", remote_port=5201, reverse=False,
         streams=(IperfStream(local_port=54966, remote_port=5201, received_bps=44042139781.797935,
-                             sent_bps=44042377604.16823, retransmits=0),))
+                             sent_bps=44042377604.16823, retransmits=0),),
+        sender_cpu=99.49882081069975, receiver_cpu=0.377797593572381)
 
 
 def test_four_streams():
@@ -52,6 +53,21 @@ def test_reverse():
     # -R: the server sends every stream ("sender": false), the client's ports still name them
     assert [(s.local_port, s.received_bps) for s in result.streams] == [
         (35936, 6189626525.096024), (35946, 6188577969.01859), (35952, 6178092408.244244)]
+
+
+def test_each_ends_cpu_in_the_tests_direction():
+    """host_total is the client's CPU, remote_total the server's: under -R the server sends."""
+    forward = parse_iperf3(sample("iperf3_J_local_3.12_P4.json"))
+    assert (forward.sender_cpu, forward.receiver_cpu) == (97.56245768499895, 77.5620538963587)
+    reverse = parse_iperf3(sample("iperf3_J_local_3.12_P3_reverse.json"))
+    assert (reverse.sender_cpu, reverse.receiver_cpu) == (98.62002996335374, 61.935698966466134)
+
+
+def test_a_damaged_cpu_figure_is_refused():
+    document = json.loads(sample("iperf3_J_local_3.12_P4.json"))
+    document["end"]["cpu_utilization_percent"]["host_total"] = "98%"
+    with pytest.raises(ParseError, match="cpu_utilization_percent host_total"):
+        parse_iperf3(json.dumps(document))
 
 
 def test_bidir_reads_the_forward_direction():

@@ -29,6 +29,8 @@ def test_iperf3_one_stream(link_pair, inventory, measure, planned):
         if other is not result:   # the short attempt, kept for the report
             measure("lane.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("lane.rate", link_pair.where, result.received_bps, "bit/s")
+    if m.verdict == "failed":
+        traffic.unless_cpu_bound(runs, src, dst, link_pair.where, "one TCP stream's rate")
     path = pathmtu.blocked(src, dst.spec, inventory) if m.verdict == "failed" else None
     judge(m, f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(runs)} attempts)",
           str(path) if path else SLOW_CAUSES, also=_figures(result), seen=path is not None)
@@ -52,6 +54,8 @@ def test_iperf3_bonded_four_streams(link_pair, inventory, measure, planned):
     for other in run.others:   # the attempt with streams sharing a lane, kept for the report
         measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)
+    if m.verdict == "failed":
+        traffic.unless_cpu_bound(run.attempts, src, dst, link_pair.where, "the bonded rate")
     cause = run.cause(inventory.expect.lane_speed_mbps, inventory) if m.verdict == "failed" else ""
     judge(m, f"{link_pair.where} (bond0, four iperf3 streams, one client each, {lanes} lanes)", cause,
           also=run.figures(), seen=True)

@@ -50,6 +50,11 @@ class IperfResult:
     remote_port: int
     reverse: bool                # -R: the server sent, the client received
     streams: tuple[IperfStream, ...] = ()   # per connection, in the order iperf3 lists them
+    # the CPU each end's iperf3 used over the test, in % of one core (end.cpu_utilization_percent:
+    # host_total is the client's, remote_total the server's; -R swaps who sends); None: not known
+    # (a result made of several, see traffic)
+    sender_cpu: float | None = None
+    receiver_cpu: float | None = None
 
 
 def parse_iperf3(json_text: str) -> IperfResult:
@@ -78,6 +83,7 @@ def parse_iperf3(json_text: str) -> IperfResult:
         raise ParseError(TOOL, f"no start.test_start.reverse ({error})", json_text) from error
     num_streams = _integer(result.num_streams, "num_streams", json_text, 1, MAX_STREAMS)
     streams = _streams(document, reverse, json_text)
+    client_cpu, server_cpu = (_cpu(document["end"], which, json_text) for which in ("host_total", "remote_total"))
     if len(streams) != num_streams:
         raise ParseError(TOOL, f"{len(streams)} streams in end.streams for num_streams {num_streams}", json_text)
     return IperfResult(
@@ -91,6 +97,8 @@ def parse_iperf3(json_text: str) -> IperfResult:
         remote_port=_integer(result.remote_port, "remote_port", json_text, 0, 65535),
         reverse=reverse,
         streams=streams,
+        sender_cpu=server_cpu if reverse else client_cpu,
+        receiver_cpu=client_cpu if reverse else server_cpu,
     )
 
 
@@ -122,6 +130,11 @@ def _streams(document: dict, reverse: bool, text: str) -> tuple[IperfStream, ...
             sent_bps=_number(sender.get("bits_per_second"), "stream sender bits_per_second", text),
             retransmits=_count(sender.get("retransmits"), "stream retransmits", text)))
     return tuple(streams)
+
+
+def _cpu(end: dict, which: str, text: str) -> float:
+    # TestResult has read the dict and both keys already
+    return _number(end["cpu_utilization_percent"][which], f"cpu_utilization_percent {which}", text)
 
 
 def _list(value, name: str, text: str) -> list:

@@ -1,15 +1,18 @@
 """What a node offers the suite's login, in one round trip (`rackproof doctor`, and each run
 before its first check on the node): where each tool is on the login's PATH, the login's groups,
-whether a daemon answers its client, a tool's version, and whether `sudo -n` would run a
-command (asked with `sudo -n -l COMMAND`, which runs nothing). Every line starts with a word of
-ours, so what a node prints after it is only ever a path, a group list, a status or a version:
+whether a daemon answers its client, whether each tool runs at all (asked its version: the exit
+status and the first line it printed, which is the version or, for a broken install, the loader's
+words), and whether `sudo -n` would run a command (asked with `sudo -n -l COMMAND`, which runs
+nothing). Every line starts with a word of ours, so what a node prints after it is only ever a
+path, a group list, a status or one line of a tool's:
 
     tool iperf3 /usr/bin/iperf3
     tool lldpcli /usr/sbin/lldpcli adm        (there, but not executable by the login; its group)
     tool nvpmodel                              (not on the PATH)
     groups rackproof adm docker
     daemon lldpd 1
-    version iperf3 iperf 3.16 (cJSON 1.7.15)
+    runs iperf3 0 iperf 3.16 (cJSON 1.7.15)
+    runs nvpmodel 127 nvpmodel: error while loading shared libraries: libnvos.so: cannot open ...
     sudo 0 0
 """
 
@@ -34,18 +37,31 @@ class Found:
 
 
 @dataclass(frozen=True)
+class Ran:
+    status: int         # the exit status of `TOOL VERSION-FLAG`
+    words: str          # the first line it printed (stdout and stderr): its version, or why it did not run
+
+    @property
+    def ran(self) -> bool:
+        """False when the tool could not be run at all: the shell or the loader refused it (126:
+        not executable, 127: not found, a shared library missing or broken) or it died of a signal
+        before answering. Any other status is the tool's own answer, whatever it thought of the flag."""
+        return self.status not in (126, 127) and not 128 < self.status < 160
+
+
+@dataclass(frozen=True)
 class Survey:
     tools: dict[str, Found]
     groups: tuple[str, ...]
     daemons: dict[str, bool]        # daemon -> its client reached it
-    versions: dict[str, str]        # tool -> the first line of its version
+    runs: dict[str, Ran]            # tool -> what asking its version did
     sudo: dict[int, bool]           # index of a command asked -> `sudo -n` would run it
 
 
 def parse_survey(text: str) -> Survey:
     tools: dict[str, Found] = {}
     daemons: dict[str, bool] = {}
-    versions: dict[str, str] = {}
+    runs: dict[str, Ran] = {}
     sudo: dict[int, bool] = {}
     groups: tuple[str, ...] | None = None
     for line in text.splitlines():
@@ -58,8 +74,9 @@ def parse_survey(text: str) -> Survey:
             groups = tuple(fields)
         elif word == "daemon" and len(fields) == 2 and fields[0] not in daemons and _INDEX.fullmatch(fields[1]):
             daemons[fields[0]] = fields[1] == "0"
-        elif word == "version" and fields and _NAME.fullmatch(fields[0]) and fields[0] not in versions:
-            versions[fields[0]] = " ".join(fields[1:])
+        elif word == "runs" and len(fields) >= 2 and _NAME.fullmatch(fields[0]) and fields[0] not in runs \
+                and _INDEX.fullmatch(fields[1]):
+            runs[fields[0]] = Ran(int(fields[1]), " ".join(fields[2:]))
         elif word == "sudo" and len(fields) == 2 and _INDEX.fullmatch(fields[0]) and int(fields[0]) not in sudo \
                 and _INDEX.fullmatch(fields[1]):
             sudo[int(fields[0])] = fields[1] == "0"
@@ -67,7 +84,7 @@ def parse_survey(text: str) -> Survey:
             raise ParseError(TOOL, f"a line that is not one of the survey's (or one said twice): {line[:200]!r}", text)
     if groups is None:
         raise ParseError(TOOL, "no 'groups' line: the survey did not finish", text)
-    return Survey(tools, groups, daemons, versions, sudo)
+    return Survey(tools, groups, daemons, runs, sudo)
 
 
 # a file found on the PATH but not executable by the login is a permission (lldpcli is for group
@@ -84,11 +101,17 @@ GROUPS = Probe("groups", "the login's groups", 'echo "groups $(id -nG)"')
 DAEMON = Probe("daemon answers", "whether a daemon answers its client (asked only where the client is)",
                "if command -v {tool} >/dev/null 2>&1; then {client} >/dev/null 2>&1 </dev/null; "
                "echo daemon {daemon} $?; fi")
-VERSION = Probe("version", "a tool's version (asked only where the tool is)",
-                'if command -v {tool} >/dev/null 2>&1; then echo version {tool} "$({tool} -v 2>&1 </dev/null | head -n 1)"; fi')
+# a tool that is there may still not run (a broken install: the loader's "error while loading
+# shared libraries", exit 127): each is run once, bounded, asked only its version; the status
+# comes after its output on a line of its own, awk keeps that and the first line
+RUNS = Probe("tool runs", "whether a tool runs: its exit status and first line when asked its version (asked only "
+             "where the tool is)",
+             "if command -v {tool} >/dev/null 2>&1; then {{ timeout 5 {tool} {flag} </dev/null 2>&1; "
+             "printf '\\n%s\\n' \"$?\"; }} | awk -v t={tool} 'NR == 1 {{ f = $0 }} {{ l = $0 }} "
+             "END {{ print \"runs\", t, l, f }}'; fi")
 SUDO_ALLOWED = Probe("sudo -n -l", "whether sudo -n would run a command (asked, not run)",
                      "sudo -n -l {command} >/dev/null 2>&1 </dev/null; echo sudo {index} $?")
 SURVEY = Probe("survey", "tools, groups, daemons, versions and sudo rights, in one round trip", "{commands}",
                parse_survey, timeout=30)
 # what the survey is made of (`rackproof probes` lists them as run before every check)
-PARTS = (TOOLS_ON_PATH, GROUPS, DAEMON, VERSION, SUDO_ALLOWED)
+PARTS = (TOOLS_ON_PATH, GROUPS, DAEMON, RUNS, SUDO_ALLOWED)
