@@ -172,6 +172,9 @@ def _interface_address(v: str) -> str:
         raise ValueError(f"{_show(v)} is a loopback, unspecified or multicast address, not a cluster address")
     # a /31 or /32 (/127, /128) holds no other node; a network's first address names the network
     # itself and its last (IPv4) is its broadcast: no node can answer at either
+    if network.prefixlen == 0:
+        raise ValueError(f"{normal} is in the network of every address (/0): give the cluster network's prefix, "
+                         f"such as /24")
     if network.max_prefixlen - network.prefixlen < 2:
         raise ValueError(f"{normal} is a network of {network.num_addresses} address"
                          f"{'es' if network.num_addresses > 1 else ''}: no room for the other nodes; "
@@ -672,6 +675,37 @@ class _Parts:
         self.slices = part(Slices, data["slices"]) if "slices" in data else None
 
 
+def _cx7_of_one_node(i: int, node: Node):
+    """A cabled port's two logical interfaces: two names, two RoCE devices, two subnets (the
+    playbook's pattern: one cable already uses two subnets)."""
+    for k, c in enumerate(node.cx7):
+        for field in ("name", "rdma_device"):
+            first = [getattr(x, field) for x in node.cx7].index(getattr(c, field))
+            if first != k:
+                yield f"nodes[{i}].cx7[{k}].{field}", f"{getattr(c, field)} is already nodes[{i}].cx7[{first}]"
+        nets = [ipaddress.ip_interface(x.address).network for x in node.cx7]
+        first = nets.index(nets[k])
+        if first != k:
+            yield f"nodes[{i}].cx7[{k}].address", (
+                f"{c.address} is on the subnet {nets[k]} of nodes[{i}].cx7[{first}]: each logical interface of the "
+                "port has a subnet of its own")
+
+
+def _cx7_subnets_shared(nodes: list[tuple[int, Node]]):
+    """Where more than one node has CX7 interfaces, each CX7 subnet is shared with another node's
+    (the two ends of the cable on one subnet), else nothing answers on it."""
+    cabled = [(i, node) for i, node in nodes if node.cx7]
+    if len(cabled) < 2:
+        return
+    for i, node in cabled:
+        others = {ipaddress.ip_interface(c.address).network for j, n in cabled if j != i for c in n.cx7}
+        for k, c in enumerate(node.cx7):
+            if ipaddress.ip_interface(c.address).network not in others:
+                yield f"nodes[{i}].cx7[{k}].address", (
+                    f"{c.address}: no other node has a CX7 address on {ipaddress.ip_interface(c.address).network}: "
+                    "nothing would answer on it; give the other end of this logical interface an address on it")
+
+
 def _cross_check(inv: _Parts):
     """Rules that span fields; yields (field path, message)."""
     # one machine is one node: names are hostnames (no case), and no two nodes share an ssh target
@@ -750,6 +784,9 @@ def _cross_check(inv: _Parts):
         if inv.platform == "spark" and len(node.cx7) not in (0, 2):
             yield f"nodes[{i}].cx7", (
                 f"{node.name} lists {len(node.cx7)} CX7 interfaces; a cabled QSFP port has two logical interfaces")
+        yield from _cx7_of_one_node(i, node)
+
+    yield from _cx7_subnets_shared([(i, node) for i, node in inv.nodes])
 
     if inv.platform == "thor" and not inv.has_switch and any(node.lanes for _, node in inv.nodes):
         yield "switch", "a Thor shelf with lanes needs a [switch] table (its FEC mode and port speed)"
