@@ -104,6 +104,12 @@ class Change:
     pause: int | None
     corrected: int | None
     uncorrectable: int | None
+    driver: str = ""           # whose names were read (the one after load)
+
+    @classmethod
+    def between(cls, before: Counters, after: Counters) -> Change:
+        counted = [f for f in cls.__dataclass_fields__ if f != "driver"]
+        return cls(*(_grown(getattr(before, f), getattr(after, f)) for f in counted), driver=after.driver)
 
     @property
     def carried(self) -> int:
@@ -144,7 +150,7 @@ def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Ex
     if isinstance(before, str):
         raise NotVerified(where, WHAT, f"its counters could not be read before load ({before})",
                           "see that message; the counters read now are in the evidence")
-    change = Change(*(_grown(getattr(before, f), getattr(after, f)) for f in Change.__dataclass_fields__))
+    change = Change.between(before, after)
     least = lane_gbps(expect) * 1e9 / 8
     if change.carried < least:
         raise NotVerified(where, WHAT, f"only {change.carried / 1e6:.1f} MB passed it under test (at least "
@@ -155,9 +161,22 @@ def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Ex
 
 def fail_on_errors(change: Change, where: str) -> None:
     """No uncorrectable block and no CRC error under load (the corrected rate is a measurement
-    with its reference, judged by the check)."""
+    with its reference, judged by the check). A counter it judges that the lane's output did not
+    have is not verified, naming what was looked for: an error that was not counted is no pass."""
     bad = [f"{value} {name}" for name, value in (("uncorrectable FEC blocks", change.uncorrectable),
                                                  ("CRC/FCS errors", change.crc)) if value]
     if bad:
         raise Failure(where, WHAT, "no uncorrectable FEC block and no CRC/FCS error", f"{', '.join(bad)} ({change.describe()})",
                       CAUSES)
+    missing, how = [], []
+    if change.crc is None:
+        names = DRIVERS[change.driver].crc if change.driver in DRIVERS else ()
+        missing.append(f"no CRC/FCS counter in `ethtool -S` (driver {change.driver or 'unknown'}: "
+                       f"{', '.join(names) or 'no name known'})")
+        how.append("add the name this driver's `ethtool -S` gives CRC/FCS errors to DRIVERS in "
+                   "rackproof/probes/counters.py, from a real sample of it")
+    if change.uncorrectable is None or change.corrected is None:
+        missing.append("no FEC block counters (corrected_blocks, uncorrectable_blocks) in `ethtool -I --show-fec`")
+        how.append("a driver and ethtool (6.0 or later) that report FEC statistics")
+    if missing:
+        raise NotVerified(where, WHAT, "; ".join(missing) + f" ({change.describe()})", "; ".join(how))

@@ -51,3 +51,23 @@ def test_the_ledger_keeps_what_was_noted_or_why_not(tmp_path):
         '{"received": 1, "sent": 2, "crc": 0, "symbol": null, "dropped": 0, "pause": 0, "corrected": 5, '
         '"uncorrectable": 0, "driver": "nvethernet"}')
     assert ledger.before("thor-2", "mgbe1_0") == Counters(1, 2, 0, None, 0, 0, 5, 0, "nvethernet")
+
+
+@pytest.mark.parametrize("given, missing", [
+    ({"crc": None, "driver": "nvethernet"},
+     "no CRC/FCS counter in `ethtool -S` (driver nvethernet: mmc_rx_crc_error, rx_crc_errors)"),
+    ({"crc": None, "driver": "e1000e"}, "no CRC/FCS counter in `ethtool -S` (driver e1000e: no name known)"),
+    ({"corrected": None, "uncorrectable": None},
+     "no FEC block counters (corrected_blocks, uncorrectable_blocks) in `ethtool -I --show-fec`"),
+    ({"corrected": None}, "no FEC block counters"),
+    ({"uncorrectable": None}, "no FEC block counters"),
+])
+def test_a_judged_counter_the_lane_did_not_print_is_not_verified_never_passed(given, missing):
+    with pytest.raises(NotVerified) as caught:
+        fail_on_errors(change(**given), WHERE)
+    assert str(caught.value).startswith(f"{WHERE}: error counters under load not verified: {missing}")
+
+
+def test_an_error_counted_still_fails_when_another_counter_is_missing():
+    with pytest.raises(Failure, match="3 uncorrectable FEC blocks"):
+        fail_on_errors(change(uncorrectable=3, crc=None), WHERE)

@@ -3,7 +3,7 @@
 import pytest
 
 from rackproof import addressing
-from rackproof.failure import Failure
+from rackproof.failure import Failure, NotVerified
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
@@ -60,11 +60,14 @@ def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory, 
         iface = inventory.cluster_interface(host.spec)
         found = interfaces[host.name].get(iface)
         mtus[f"{host.name} {iface}"] = found.mtu if found else None
+    if all(mtu is None for mtu in mtus.values()):
+        raise NotVerified("the cluster network", "MTU of the cluster interfaces", f"no node has its cluster interface ({', '.join(mtus)})",
+                          "bring the cluster interfaces up (test_cluster_address_on_the_cluster_interface says where)")
     wanted = {inventory.expect.mtu} if inventory.expect.mtu else set(mtus.values())
     if len(set(mtus.values())) != 1 or set(mtus.values()) != wanted:
         raise Failure("", "cluster interfaces disagree on MTU"
                       + (f" (inventory says {inventory.expect.mtu})" if inventory.expect.mtu else "")
-                      + ": " + ", ".join(f"{k}: {v}" for k, v in mtus.items()),
+                      + ": " + ", ".join(f"{k}: {'no such interface' if v is None else v}" for k, v in mtus.items()),
                       cause="jumbo frames set on some nodes only; a mismatch drops large packets silently")
 
 def test_packets_of_the_mtu_cross_whole_and_no_larger(cluster_node, planned):

@@ -8,7 +8,7 @@ import pytest
 
 from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
-from rackproof.failure import Failure, judge
+from rackproof.failure import Failure, NotVerified, judge
 from rackproof.probes.netplan import CX7_NETPLAN
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
@@ -52,8 +52,14 @@ def test_cx7_speed(cx7, inventory, planned):
 @pytest.mark.step(2)
 def test_cx7_ping_on_its_subnet(cx7, inventory, measure, planned):
     peers = addressing.cx7_peers(inventory.nodes, cx7.host.name, cx7.spec.address)
+    if not peers:
+        raise NotVerified(cx7.where, "ping on its CX7 subnet", f"no other node has a CX7 interface on the subnet of "
+                          f"{cx7.spec.address} in the inventory", "list the peer's CX7 interface on this subnet")
     replies = planned("cx7.peer_pings")
-    for (node, c), r in zip(peers, replies.values()):
+    for node, c in peers:
+        if (r := replies.get(c.ip)) is None:
+            raise NotVerified(f"{cx7.where} -> {node.name} {c.name} ({c.ip})", "ping on its CX7 subnet",
+                              "no ping of it was made", "run the check again")
         if r.rtt_avg_ms is not None:
             measure("rtt", f"{cx7.host.name} -> {node.name} ({c.name})", r.rtt_avg_ms, "ms")
         if not r.received or r.loss_percent:

@@ -1,6 +1,8 @@
 """A cable that passes today and fails next week: each lane's error counters, read before the
 run's first throughput test over it and after the last. An uncorrectable FEC block or a CRC
-error under load fails; so do more corrected blocks per GB than the platform's reference."""
+error under load fails; so do more corrected blocks per GB than the platform's reference. A lane
+whose output lacks a counter judged here (its driver's CRC/FCS name, the FEC block statistics) is
+not verified, never passed."""
 
 import pytest
 
@@ -13,7 +15,6 @@ from rackproof.failure import judge
 def test_lane_error_counters_under_load(loaded_lane, inventory, measure, guards, planned):
     guards(*capabilities.lane(inventory, loaded_lane.host.spec))
     change = planned("lane.counters_under_load")
-    linkhealth.fail_on_errors(change, loaded_lane.where)
-    if change.corrected_per_gb is not None:
-        m = measure("lane.fec_corrected", loaded_lane.where, change.corrected_per_gb, "blocks/GB")
-        judge(m, loaded_lane.where, linkhealth.CAUSES, also=change.describe())
+    linkhealth.fail_on_errors(change, loaded_lane.where)   # not verified without the counters it judges
+    m = measure("lane.fec_corrected", loaded_lane.where, change.corrected_per_gb, "blocks/GB")
+    judge(m, loaded_lane.where, linkhealth.CAUSES, also=change.describe())

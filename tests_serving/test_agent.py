@@ -6,6 +6,7 @@ import pytest
 
 from rackproof import capabilities, serving
 from rackproof.failure import Failure, judge
+from rackproof.probes.agent import DEFAULT_LISTEN
 
 pytestmark = pytest.mark.step(6)
 
@@ -28,9 +29,10 @@ def test_agent_routes_exactly_the_inventory_engines(agent, inventory, planned):
     problems += [f"--engine {m} given more than once" for m in sorted(set(duplicated))]
     if problems:
         raise Failure(f"{agent.name} {inventory.agent.process} (pid {process.pid})", "; ".join(problems))
-    if process.listen not in (None, inventory.agent.listen):
-        raise Failure(f"{agent.name} {inventory.agent.process}", "--listen", inventory.agent.listen, process.listen,
-                      "the agent was started with another --listen")
+    if (process.listen or DEFAULT_LISTEN) != inventory.agent.listen:
+        raise Failure(f"{agent.name} {inventory.agent.process}", "--listen", inventory.agent.listen,
+                      process.listen or f"none given, so its default {DEFAULT_LISTEN}",
+                      "the agent was started with another --listen, or without one")
 
 @AGENT_CAPABILITY
 @pytest.mark.parametrize("auth", ["no key", "a wrong key"])

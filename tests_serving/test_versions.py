@@ -3,8 +3,7 @@
 import pytest
 
 from rackproof.capabilities import VERSIONS
-from rackproof.failure import together
-from rackproof.versions import JETPACK_PACKAGES, version_mismatch
+from rackproof.versions import JETPACK_PACKAGES, first_problem, version_mismatch
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
 
@@ -21,18 +20,21 @@ def test_same_l4t_release(every_node, inventory, planned):
 @pytest.mark.platform("thor")
 @pytest.mark.parametrize("package, pin", JETPACK_PACKAGES.items())
 def test_same_package_version(every_node, inventory, package, pin, planned):
-    found = {name: versions.get(package, "not installed") for name, versions in planned("nodes.packages").items()}
+    found = {name: versions.get(package) for name, versions in planned("nodes.packages").items()}
     if problem := version_mismatch(f"{package} version (dpkg)", found, getattr(inventory.expect, pin),
-                                   "update JetPack on the odd node (then rebuild its engines there)"):
+                                   "update JetPack on the odd node (then rebuild its engines there)",
+                                   missing="not installed", how=f"install JetPack on the nodes (`dpkg-query -W {package}` "
+                                   "then names its version)"):
         raise problem
 
 
 def test_same_gpu_driver_and_cuda(every_node, inventory, planned):
     banners = planned("nodes.gpu_driver")
     fix = "update DGX OS on the odd node" if inventory.cluster.platform == "spark" else "update JetPack on the odd node"
-    if problem := together([
+    if problem := first_problem([
         version_mismatch("GPU driver (nvidia-smi)", {n: b.driver_version for n, b in banners.items()},
                          inventory.expect.driver_version, fix),
-        version_mismatch("CUDA version (nvidia-smi)", {n: b.cuda_version or "N/A" for n, b in banners.items()},
-                         inventory.expect.cuda_version, fix)]):
+        version_mismatch("CUDA version (nvidia-smi)", {n: b.cuda_version for n, b in banners.items()},
+                         inventory.expect.cuda_version, fix, missing="N/A",
+                         how="a GPU driver whose nvidia-smi prints its 'CUDA Version'")]):
         raise problem

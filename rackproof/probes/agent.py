@@ -17,6 +17,9 @@ TOOL = "ps"
 # ASCII digits, bounded: str.isdigit() also takes "²", which int() refuses, and int() refuses
 # more than 4300 digits.
 _PID = re.compile(r"[0-9]{1,10}")
+# where the agent listens without --listen: its usage line, "thor-tigress-agent [--listen 127.0.0.1:8080]"
+# (the Thor chapter)
+DEFAULT_LISTEN = "127.0.0.1:8080"
 
 
 @dataclass(frozen=True)
