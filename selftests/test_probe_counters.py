@@ -28,6 +28,9 @@
 - sysfs_rx_tx_bytes_local_debian12_lo.txt: `cat .../statistics/rx_bytes .../tx_bytes` here.
 """
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +167,11 @@ def test_bytes_received_and_sent():
                        max_size=40))
 def test_the_simulated_racks_format_reads_back(counters):
     assert parse_ethtool_stats(render_ethtool_stats(counters)) == counters
+
+
+def test_rackproof_probes_names_the_counters_judged_for_every_driver_known():
+    proc = subprocess.run([sys.executable, "-m", "rackproof.cli", "probes", "--json"], capture_output=True, text=True,
+                          timeout=60)
+    does = {p["name"]: p["does"] for p in json.loads(proc.stdout)}["ethtool -S"]
+    for driver, names in DRIVERS.items():
+        assert f"{driver} {' or '.join(names.crc)}" in does, (driver, does)

@@ -134,7 +134,13 @@ def parse_bytes(text: str) -> tuple[int, int]:
     return received, sent
 
 
-STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops, pause frames)",
+def judged() -> str:
+    """The counters the error check judges, per driver it knows (the others are shown, not judged)."""
+    return "; ".join(f"{driver} {' or '.join(names.crc)}" for driver, names in DRIVERS.items())
+
+
+STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops, pause frames); judged, CRC/FCS "
+              f"errors by driver: {judged()} (a lane with none of its driver's is not verified)",
               "LC_ALL=C ethtool -S {interface}", parse_ethtool_stats)
 DRIVER = Probe("ethtool -i", "a lane's driver (which names its error counters)", "LC_ALL=C ethtool -i {interface}",
                parse_ethtool_driver, once=True)
