@@ -22,6 +22,7 @@ from .ownservers import OwnServers
 from .prerequisites import NodePrerequisites
 from .probe import Command, Probe
 from .probes import ParseError
+from .probes.boot import BOOT_ID
 from .probes.ibdev2netdev import IBDEV2NETDEV, twins
 from .probes.ip import ADDRESSES, ROUTE_GET
 from .probes.netplan import NAMING_INTERFACES
@@ -314,11 +315,15 @@ def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None 
             transport = LocalTransport(node.name)
         else:
             transport = SshTransport(node.name, node.ssh_name, inventory.cluster.user, ssh.connect_timeout,
-                                     ssh_config=_expand(ssh.config), identity=_expand(ssh.identity), jump=ssh.jump)
+                                     ssh_config=_expand(ssh.config), identity=_expand(ssh.identity), jump=ssh.jump,
+                                     connect_budget=ssh.connect_budget)
+        # each fresh SSH connection reads the node's boot id (rackproof.racklife); a recording keeps
+        # what the run measured, without them
+        boots = str(BOOT_ID.command()) if isinstance(transport, SshTransport) and record is None else ""
         if record is not None and replay is None:
             transport = RecordingTransport(transport, node.name, record, redact=log.redact)
-        hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout), servers,
-                                NodePrerequisites(ClusterAtStep(inventory, FINISHED), node), surveys)
+        hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout, boot_command=boots),
+                                servers, NodePrerequisites(ClusterAtStep(inventory, FINISHED), node), surveys)
     return hosts
 
 

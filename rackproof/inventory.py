@@ -428,6 +428,9 @@ class SshSettings(Model):
     identity: FilePath | None = None
     jump: SshTarget | None = None            # a jump host, as ssh -J takes it
     connect_timeout: _positive(MAX_CONNECT_SECONDS) = 5.0
+    # how long a node's fresh connect is tried again (refused, reset, timed out, no route: an sshd
+    # restarting, a node rebooting) before it is declared unreachable; 0: one attempt (docs/checks.md)
+    connect_budget: Annotated[float, Field(ge=0, le=MAX_CONNECT_SECONDS, allow_inf_nan=False)] = 20.0
     command_timeout: _positive(3600) = 60.0
     # the SSH mesh: how many peers each node tries at once (all nodes at the same time); each
     # node starts with the next one, so a peer sees about this many logins at once, under

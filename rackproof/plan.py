@@ -30,7 +30,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from . import kinds, portable, schedule, together
+from . import kinds, portable, racklife, schedule, together
 from .host import Host
 from .inventory import ClusterAtStep
 from .linkhealth import LoadLedger
@@ -207,8 +207,8 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
     kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
     loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
 
-    def gathered(entry: Entry) -> dict[tuple, Part]:
-        values = wanted[entry.key]
+    def gathered(entry: Entry, values: list[tuple] | None = None) -> dict[tuple, Part]:
+        values = wanted[entry.key] if values is None else values
         try:
             return entry.gather(values, ctx)
         except Exception as e:
@@ -242,10 +242,40 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
                 parts.update(serving.result())
             for phase in (Phase.LOAD, Phase.AFTER_LOAD):
                 parts.update(phase_run(phase))
+            _settled(entries, wanted, parts, ctx, gathered)
     except schedule.LockBusy as e:   # another run's disruptive check held the rack past the bound: nothing ran
         return Results({(entry.key, kind_of[entry.key].id(value)): Part(None, e, [])
                         for entry in entries for value in wanted.get(entry.key, ())})
     return Results(parts)
+
+
+# a late node's targets are measured again in the run's order
+IN_ORDER = (Phase.FACTS, Phase.MESH, Phase.SERVING, Phase.LOAD, Phase.AFTER_LOAD)
+
+
+def _settled(entries: Sequence[Entry], wanted: dict[str, list[tuple]], parts: dict[tuple[str, str], Part],
+             ctx: Context, gathered: Callable[..., dict[tuple, Part]]) -> None:
+    """Before the verdict (rackproof.racklife): a node declared unreachable that answers now has
+    what concerns it measured again (a late node); what was measured of a node before it
+    rebooted is marked, never judged."""
+    names = [node.name for node in ctx.cluster.nodes if node.name in ctx.hosts]
+    late, booted = racklife.settle(ctx.hosts, names, ctx.log, ctx.said)
+    ids = {(entry.key, value): kinds.KINDS[entry.kind].id(value) for entry in entries for value in wanted.get(entry.key, ())}
+    for phase in IN_ORDER if late else ():
+        for entry in (e for e in entries if e.phase is phase and wanted.get(e.key)):
+            again = [value for value in wanted[entry.key] if any(
+                racklife.unreached(parts[(entry.key, ids[entry.key, value])]) == name
+                or racklife.concerns(name, value, parts[(entry.key, ids[entry.key, value])]) for name in late)]
+            if again:
+                found = gathered(entry, again)
+                for value, part in found.items():
+                    noted = [ev for name in late if racklife.concerns(name, value, part) for ev in late[name]]
+                    parts[(entry.key, ids[entry.key, value])] = Part(part.value, part.error, noted + part.evidence)
+    for (key, value), target_id in ids.items():
+        for reboot in booted.values():
+            if racklife.concerns(reboot.node, value, parts[(key, target_id)]):
+                parts[(key, target_id)] = racklife.before_reboot(reboot, f"{key} of {target_id}",
+                                                                 parts[(key, target_id)])
 
 
 def _note_counters(loads: list[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> None:

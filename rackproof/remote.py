@@ -7,6 +7,7 @@ returns a Result and appends an Evidence record to the run's EvidenceLog.
 
 from __future__ import annotations
 
+import errno
 import logging
 import select
 import shlex
@@ -32,13 +33,14 @@ T = TypeVar("T")
 
 
 class NodeUnreachable(Exception):
-    """A fresh connect to the node failed (not a failing command, not one refused channel)."""
+    """A fresh connect to the node failed through the connect budget (not a failing command,
+    not one refused channel)."""
 
     def __init__(self, node: str, reason: str, since: str = ""):
         self.node, self.reason, self.since = node, reason, since
         # `since`: the node was declared unreachable earlier in the run, at that time
         super().__init__(f"{node} is unreachable: {reason}"
-                         + (f" (declared at {since}; not tried again in this run)" if since else ""))
+                         + (f" (declared at {since}; tried again once before the verdict)" if since else ""))
 
 
 class NoAnswer(Exception):
@@ -66,6 +68,17 @@ class ConnectionLost(NoAnswer):
         super().__init__(f"{node}: the SSH connection dropped while `{command}` ran ({reason}); "
                          + ("it dropped again when it ran once more on a fresh connection" if again
                             else "not run again, as it is not safe to repeat"))
+
+
+class Rebooted(ConnectionLost):
+    """What was measured on a node before it rebooted during the run (its boot id changed): never
+    judged on facts from before a reboot, cut short as the connection it was measured on was."""
+
+    def __init__(self, node: str, what: str, between: tuple[str, str]):
+        self.node, self.what, self.command, self.again, self.between = node, what, what, False, between
+        self.reason = f"measured before {node} rebooted at {between[0]}–{between[1]}"
+        NoAnswer.__init__(self, f"{node}: {what} was {self.reason} (its boot id changed in between): not judged on "
+                                "facts from before a reboot; run the check again")
 
 
 class CommandTimeout(NoAnswer):
@@ -175,7 +188,32 @@ class Remote:
     transport: Transport
     log: EvidenceLog
     default_timeout: float = 60.0
+    # read on each fresh connection ("" for none): a connection lives within one boot of the node,
+    # so what it carried was measured in the boot this command names
+    boot_command: str = ""
+    boots: list[tuple[str, float]] = field(default_factory=list)   # (what it printed, when its connection was made)
     _unreachable: NodeUnreachable | None = field(default=None, repr=False)
+    _connects: int = field(default=0, repr=False)
+    _boot_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def unreachable(self) -> NodeUnreachable | None:
+        """Why the node was declared unreachable in this run (None: it was not)."""
+        return self._unreachable
+
+    @contextmanager
+    def tried_once_more(self) -> Iterator[None]:
+        """The node declared unreachable, tried again before the verdict with one connect attempt
+        (its connect budget was spent when it was declared)."""
+        self._unreachable = None
+        budget = getattr(self.transport, "connect_budget", None)
+        if budget is not None:
+            self.transport.connect_budget = 0.0
+        try:
+            yield
+        finally:
+            if budget is not None:
+                self.transport.connect_budget = budget
 
     def run(self, command: str, timeout: float | None = None, repeatable: bool = False, probe: str = "",
             values: dict | None = None) -> Result:
@@ -185,7 +223,26 @@ class Remote:
         result, started = self._attempt(command, lambda: self.transport.execute(command, timeout, repeatable), timeout)
         self.log.add(Evidence(self.node, command, result.exit_status, result.stdout, result.stderr,
                               result.duration, started, note=result.note, probe=probe, values=values or {}))
+        self._note_boot(result if command == self.boot_command else None)
         return result
+
+    def _note_boot(self, answer: Result | None) -> None:
+        """The node's boot id, read when the transport made a fresh connection since the last look
+        (`answer`: the boot id command's own, when that was the command)."""
+        connects = getattr(self.transport, "connects", 0)
+        if not self.boot_command or connects == self._connects:
+            return
+        with self._boot_lock:
+            if connects == self._connects:   # another thread on the same connection looked
+                return
+            self._connects = connects
+        made = getattr(self.transport, "connected_at", time.time())
+        try:
+            answer = answer or self.run(self.boot_command, repeatable=True, probe="boot id")
+        except (NoAnswer, NodeUnreachable):   # not known on this connection
+            return
+        if answer.ok:
+            self.boots.append((answer.stdout.strip(), made))
 
     def http(self, request: HttpRequest, timeout: float = 30.0) -> HttpResponse:
         """An HTTP request as this node makes it; evidence like a command (exit status: HTTP status)."""
@@ -193,6 +250,7 @@ class Remote:
         self.log.add(Evidence(self.node, request.describe(), response.status, response.text, "",
                               response.duration_s, started, note=f"the answer stopped: {response.stopped}"
                               if response.stopped else ""))
+        self._note_boot(None)
         return response
 
     def _attempt(self, what: str, call: Callable, timeout: float):
@@ -250,9 +308,13 @@ class LocalTransport:
 CHANNELS_PER_CONNECTION = 8
 # a channel refused on a working connection is asked for again after each of these (6.6 s in all)
 CHANNEL_WAITS = (0.1, 0.3, 0.7, 1.5, 4.0)
-# a connect that sshd closed before its banner (MaxStartups dropping it, a restart) is tried
-# again after each of these; a connect that timed out or was refused its login is not
-CONNECT_WAITS = (0.5, 2.0)
+# a fresh connect that failed the way the rack's own life makes it fail (refused: sshd restarting;
+# reset or closed before its banner: MaxStartups shedding it; timed out, no route: a node
+# rebooting, a link flapping) is tried again after each of these waits, the last one repeated,
+# while the connect budget ([ssh] connect_budget) lasts; a refused login, a changed host key or
+# a name that does not resolve is said at once: waiting changes none of them
+CONNECT_BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)
+CONNECT_BUDGET = 20.0    # seconds, the inventory's default
 # a command reads no input, as one given to `ssh HOST CMD </dev/null`. Said in the command, not
 # with an EOF on the channel: paramiko sends a channel's EOF outside its lock, so it could follow
 # the CLOSE its own thread answered a quick command's end with, and sshd then drops the whole
@@ -271,9 +333,11 @@ class SshTransport:
 
     def __init__(self, node: str, host: str, user: str | None, connect_timeout: float,
                  ssh_config: str | None = None, identity: str | None = None, jump: str | None = None,
-                 channels: int = CHANNELS_PER_CONNECTION):
+                 channels: int = CHANNELS_PER_CONNECTION, connect_budget: float = CONNECT_BUDGET):
         self.node, self.host, self.user = node, host, user
-        self.connect_timeout = connect_timeout
+        self.connect_timeout, self.connect_budget = connect_timeout, connect_budget
+        # fresh connections made, the last one when (a new one after a drop may be a node that rebooted)
+        self.connects, self.connected_at = 0, 0.0
         self.ssh_config, self.identity, self.jump = ssh_config, identity, jump
         self._conn = None
         # opening the connection is not safe from two threads at once; its channels are
@@ -293,29 +357,46 @@ class SshTransport:
             conn = self._made()
             if conn.is_connected:
                 return conn
-            for wait in (*CONNECT_WAITS, None):
-                started = time.monotonic()
-                try:
-                    conn.open()
-                    break
-                except (OSError, socket.timeout, EOFError, paramiko.SSHException) as e:
-                    self._conn = None
-                    conn.close()
-                    # closed at once (not a timeout, not a refused login): sshd shed the connection
-                    shed = not isinstance(e, (socket.timeout, TimeoutError, paramiko.AuthenticationException,
-                                              ConnectionRefusedError)) \
-                        and time.monotonic() - started < self.connect_timeout / 2
-                    if wait is None or not shed:
-                        raise NodeUnreachable(self.node, f"ssh to {self.host}: {_ssh_reason(e, self.connect_timeout)}"
-                                              ) from None
-                    time.sleep(wait)
-                    conn = self._made()
+            conn = self._opened(conn, notes)
             # small messages go out at once: with Nagle's algorithm each command's channel
             # request waited for the peer's delayed ACK (40 ms on Linux)
             sock = conn.client.get_transport().sock
             if isinstance(sock, socket.socket):   # (through a jump host it is a channel)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return conn
+
+    def _opened(self, conn, notes: list[str]):
+        """conn opened, tried again with backoff while the connect budget lasts when it fails as
+        the rack's own life makes it fail; each failed attempt said in `notes`. NodeUnreachable
+        names every attempt when the budget ran out, or the one failure that waiting cannot help."""
+        import paramiko
+
+        first, attempts = time.monotonic(), []
+        waits = iter(CONNECT_BACKOFF)
+        wait = next(waits)
+        while True:
+            at = time.time()
+            try:
+                conn.open()
+                self.connects, self.connected_at = self.connects + 1, at
+                if attempts:
+                    notes.append(f"connected at attempt {len(attempts) + 1} after " + "; ".join(attempts))
+                return conn
+            except (OSError, socket.timeout, EOFError, paramiko.SSHException) as e:
+                self._conn = None
+                conn.close()
+                kind = connect_failure(e)
+                said = f"{_ssh_reason(e, self.connect_timeout)}"
+                if kind is None:   # waiting changes nothing: said as it is, as the only attempt
+                    raise NodeUnreachable(self.node, f"ssh to {self.host}: {said}") from None
+                attempts.append(f"{_clock(at)} {kind} ({said})")
+                if time.monotonic() - first + wait > self.connect_budget:
+                    raise NodeUnreachable(self.node, f"ssh to {self.host}: {len(attempts)} connect attempt"
+                                          f"{'s' * (len(attempts) > 1)} in the connect budget of "
+                                          f"{self.connect_budget:g} s failed: " + "; ".join(attempts)) from None
+                time.sleep(wait)
+                wait = next(waits, wait)
+                conn = self._made()
 
     def _made(self):
         import fabric  # imported here: replay runs need neither paramiko nor a network
@@ -519,6 +600,39 @@ def _alive(conn) -> bool:
     return transport is not None and transport.is_active()
 
 
+def connect_failure(e: BaseException) -> str | None:
+    """What a failed connect was, when it is what the rack's own life makes (worth another
+    attempt): "refused", "reset", "timed out", "no route", "no banner", "closed before login"; None for what
+    waiting cannot change (a refused login, a changed host key, a name that does not resolve)."""
+    import paramiko
+
+    if isinstance(e, (paramiko.AuthenticationException, paramiko.BadHostKeyException, socket.gaierror)):
+        return None
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return "timed out"
+    if isinstance(e, paramiko.ssh_exception.NoValidConnectionsError):   # every address of the name failed
+        e = next(iter(e.errors.values()), e)
+    number = getattr(e, "errno", None)
+    if isinstance(e, ConnectionRefusedError) or number == errno.ECONNREFUSED:
+        return "refused"
+    if isinstance(e, ConnectionResetError) or number == errno.ECONNRESET:
+        return "reset"
+    if number in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+        return "no route"
+    if number == errno.ETIMEDOUT:
+        return "timed out"
+    if isinstance(e, paramiko.SSHException) and ("banner" in str(e).lower() or "no existing session" in str(e).lower()):
+        return "no banner"   # TCP connected, sshd said nothing: stopped, or too busy
+    if isinstance(e, (EOFError, paramiko.SSHException)):   # sshd closed it before login
+        return "closed before login"
+    return "failed"
+
+
+def _clock(at: float) -> str:
+    """A time of day to the tenth of a second, as attempts a second apart are told apart."""
+    return time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 10) % 10}"
+
+
 def _ssh_reason(e: Exception, connect_timeout: float) -> str:
     import paramiko
 
@@ -526,6 +640,10 @@ def _ssh_reason(e: Exception, connect_timeout: float) -> str:
         return "authentication failed (is the controller's key in the node's authorized_keys?)"
     if isinstance(e, (socket.timeout, TimeoutError)):
         return f"no answer within the connect timeout of {connect_timeout:g} s (powered off, wrong address, or sshd hung)"
+    if isinstance(e, paramiko.ssh_exception.NoValidConnectionsError) and e.errors:   # say the address's own error
+        e = next(iter(e.errors.values()))
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
     text = str(e) or type(e).__name__
     # paramiko reports a silent sshd as a banner error, or as "No existing session" once the
     # transport thread gave up waiting for the banner

@@ -75,12 +75,14 @@ def silent_listener():
     server.close()
 
 
-def ssh_remote(tmp_path, port, connect_timeout=1.0):
+def ssh_remote(tmp_path, port, connect_timeout=1.0, budget=0.0):
+    """thor-9 at 127.0.0.1:port; by default one connect attempt (no connect budget)."""
     config = tmp_path / "ssh_config"
     config.write_text(f"Host thor-9\n  HostName 127.0.0.1\n  Port {port}\n")
     log = EvidenceLog()
     log.sink = []
-    return Remote("thor-9", SshTransport("thor-9", "thor-9", "nvidia", connect_timeout, ssh_config=str(config)), log), log
+    return Remote("thor-9", SshTransport("thor-9", "thor-9", "nvidia", connect_timeout, ssh_config=str(config),
+                                         connect_budget=budget), log), log
 
 
 def test_a_node_whose_sshd_hangs_is_unreachable_within_the_connect_timeout(tmp_path, silent_listener):
@@ -161,7 +163,7 @@ def test_checks_after_the_one_that_found_a_node_unreachable_say_since_when(tmp_p
     with pytest.raises(NodeUnreachable) as later:
         remote.run("id -un")
     assert "declared at" not in str(first.value)
-    assert re.search(r"thor-9 is unreachable: .* \(declared at \d\d:\d\d:\d\d; not tried again in this run\)$",
+    assert re.search(r"thor-9 is unreachable: .* \(declared at \d\d:\d\d:\d\d; tried again once before the verdict\)$",
                      str(later.value)), str(later.value)
     assert later.value.reason == first.value.reason
 
@@ -355,3 +357,89 @@ def test_a_request_whose_connection_died_under_it_is_given_up_without_waiting_fo
 def test_a_late_answer_on_a_live_connection_stays_a_late_answer(monkeypatch):
     with pytest.raises(TimeoutError, match="no complete answer within 10 s"):
         _answered_through(monkeypatch, ["answered"], late=True)
+
+
+def test_a_refused_connect_is_tried_again_through_the_budget_and_the_message_names_every_attempt(tmp_path,
+                                                                                                monkeypatch):
+    from rackproof import remote as remote_module
+    monkeypatch.setattr(remote_module, "CONNECT_BACKOFF", (0.2, 0.4))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once we leave: nothing listens there (sshd restarting)
+    remote, log = ssh_remote(tmp_path, port, budget=1.6)
+    started = time.monotonic()
+    with pytest.raises(NodeUnreachable) as err:
+        remote.run("hostname")
+    # attempts at 0, 0.2, 0.6, 1.0 and 1.4 s; the next would start past the budget
+    assert 1.3 < time.monotonic() - started < 3
+    attempt = r"\d\d:\d\d:\d\d\.\d refused \(Connection refused\)"
+    assert re.fullmatch(rf"thor-9 is unreachable: ssh to thor-9: 5 connect attempts in the connect budget of 1.6 s "
+                        rf"failed: {attempt}(; {attempt}){{4}}", str(err.value)), str(err.value)
+    (ev,) = log.sink
+    assert ev.exit_status is None and ev.note == f"unreachable: {err.value.reason}"
+
+
+class _Connecting:
+    """A fabric Connection whose open() fails as `fails` says (an exception), or opens."""
+
+    def __init__(self, opened: list, fails: BaseException | None):
+        self.opened, self.fails = opened, fails
+
+    def open(self) -> None:
+        self.opened.append(self)
+        if self.fails is not None:
+            raise self.fails
+
+    def close(self) -> None:
+        pass
+
+
+def _opened_after(monkeypatch, failures: list, budget: float = 10.0):
+    """SshTransport._opened over connections failing as `failures` say, then one that opens."""
+    import errno as errnos
+    from rackproof import remote as remote_module
+    monkeypatch.setattr(remote_module, "CONNECT_BACKOFF", (0.01,))
+    transport = SshTransport("thor-3", "thor-3", "nvidia", 5.0, connect_budget=budget)
+    opened, fails = [], [*failures, None]
+    monkeypatch.setattr(transport, "_made", lambda: _Connecting(opened, fails[len(opened)]))
+    notes = []
+    conn = transport._opened(transport._made(), notes)
+    return conn, opened, notes, transport, errnos
+
+
+def test_refused_reset_timed_out_and_no_route_each_get_their_own_retry_and_each_attempt_is_noted(monkeypatch):
+    import errno
+    import paramiko
+    refused = paramiko.ssh_exception.NoValidConnectionsError(
+        {("10.0.0.13", 22): ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")})
+    conn, opened, notes, transport, _ = _opened_after(monkeypatch, [
+        refused, ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"), socket.timeout("timed out"),
+        OSError(errno.EHOSTUNREACH, "No route to host"), EOFError()])
+    assert conn is opened[-1] and len(opened) == 6 and transport.connects == 1
+    (note,) = notes
+    kinds = re.findall(r"\d\d:\d\d:\d\d\.\d ([a-z ]+) \(", note)
+    assert note.startswith("connected at attempt 6 after ") and \
+        kinds == ["refused", "reset", "timed out", "no route", "closed before login"], note
+
+
+def test_a_refused_login_is_said_at_once_never_waited_on(monkeypatch):
+    import paramiko
+    with pytest.raises(NodeUnreachable, match="authentication failed") as err:
+        _opened_after(monkeypatch, [paramiko.AuthenticationException("no"), None])
+    assert "attempt" not in str(err.value)
+
+
+def test_a_node_declared_unreachable_is_tried_once_more_with_one_attempt(tmp_path, monkeypatch):
+    from rackproof import remote as remote_module
+    monkeypatch.setattr(remote_module, "CONNECT_BACKOFF", (0.2,))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    remote, log = ssh_remote(tmp_path, port, budget=0.5)
+    with pytest.raises(NodeUnreachable, match="3 connect attempts"):
+        remote.run("hostname")
+    assert remote.unreachable is not None
+    with remote.tried_once_more():
+        with pytest.raises(NodeUnreachable) as again:
+            remote.run("hostname")
+    assert ": 1 connect attempt in " in str(again.value) and remote.transport.connect_budget == 0.5
