@@ -33,9 +33,18 @@ def same_power_mode(found: dict[str, PowerMode], pinned: str | None) -> Failure 
                             POWER_MODE_CAUSES)
 
 
-def clocks_locked(node: str, clocks: tuple[ClockRange, ...]) -> None:
-    """The Failure naming the node and its unlocked clocks unless each one's MinFreq is its MaxFreq."""
-    unlocked = [c for c in clocks if c.min_freq != c.max_freq]
+def clocks_locked(node: str, clocks: tuple[ClockRange, ...]) -> str | None:
+    """The Failure naming the node and its unlocked clocks unless each online CPU's and each GPU clock
+    domain's (Orin's GPU; Thor's gpu-gpc-0 and gpu-nvd-0) MinFreq is its MaxFreq. A CPU the power mode
+    took offline is left out: jetson_clocks leaves its range alone. Returns what was left out
+    ("cpu8, cpu9 offline, left out"), None when nothing was; a failure says it too."""
+    left_out = f"{', '.join(c.name for c in clocks if not c.online)} offline, left out" \
+        if not all(c.online for c in clocks) else None
+    unlocked = [c for c in clocks if c.online and c.min_freq != c.max_freq]
     if unlocked:
-        raise Failure(node, "clocks locked (jetson_clocks --show)", "MinFreq = MaxFreq on every CPU and the GPU",
-                      ", ".join(f"{c.name} {c.min_freq}-{c.max_freq}" for c in unlocked), CLOCKS_CAUSES)
+        domains = ", ".join(c.name for c in clocks if c.gpu)
+        raise Failure(node, "clocks locked (jetson_clocks --show)",
+                      f"MinFreq = MaxFreq on every online CPU and GPU clock domain ({domains})",
+                      ", ".join(f"{c.name} {c.min_freq}-{c.max_freq}" for c in unlocked)
+                      + (f" ({left_out})" if left_out else ""), CLOCKS_CAUSES)
+    return left_out

@@ -286,6 +286,9 @@ class Expect(Model):
     gpu_name: Label | None = None
     power_mode: Label | None = None          # the nvpmodel mode every Thor must be in, e.g. "MAXN"
     clocks_locked: bool = False              # every Thor's CPU and GPU clocks locked (sudo jetson_clocks)
+    # where every node's chrony takes its time: "server" (an NTP server or a reference clock), or "local"
+    # (its own clock, chrony's `local` directive: a cluster without a time server, on purpose)
+    time_source: Literal["server", "local"] = "server"
     remote_tokens_ratio_floor: Fraction = 0.9
     all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = 6  # above this, a covering set of pairs
     iperf_seconds: Annotated[int, Field(ge=1, le=60)] = 5

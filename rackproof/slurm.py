@@ -5,7 +5,9 @@ node's slurmd refuses the controller's job launches, however well both daemons r
 
 from __future__ import annotations
 
+from .failure import Failure
 from .host import Host, ProbeFailed
+from .probes.chrony import Tracking
 from .probes.slurm import MUNGE_HERE, MUNGE_TO, MUNGE_TTL_S, MungeDecode
 
 USUAL_MUNGE_CAUSE = ("munge.key differs between the nodes (copy the controller's /etc/munge/munge.key, mode 400, "
@@ -52,3 +54,23 @@ def refused_by_munge(node: Host, controller: str, connect_timeout: float) -> str
         return None
     return (munge_finding(node.name, controller, decoded)
             or f"a munge credential made on {node.name} does not decode on {controller} (unmunge: {decoded.error})")
+
+
+def clock_within_munges_limit(node: str, tracking: Tracking, local_intended: bool) -> None:
+    """The Failure naming the node unless chrony is synchronised to a time server (to the node's own
+    clock only where the inventory says so: time_source = "local") and within munge's credential
+    lifetime of it. A node following its local reference reads offset 0 against itself: never a pass."""
+    local = tracking.local_reference and not local_intended
+    if local or not tracking.synchronised or abs(tracking.offset_s) >= MUNGE_TTL_S:
+        raise Failure(node, "clock against NTP time (chronyc tracking)",
+                      f"synchronised{' (its local reference allowed)' if local_intended else ' to a time server'}, within "
+                      f"{MUNGE_TTL_S} s (munge's credential lifetime)",
+                      f"{tracking.offset_s:+.3f} s, leap status {tracking.leap_status}, reference {tracking.reference}"
+                      + (f", stratum {tracking.stratum}" if tracking.stratum is not None else ""),
+                      ("not synchronised to a time server: chrony follows the node's own clock (Reference ID "
+                       "7F7F0101), its servers unreachable (`chronyc sources`: ^?); fix the route or the server, or "
+                       "set time_source = \"local\" if the cluster has none on purpose" if local else
+                       "chrony has no reachable time source" if not tracking.synchronised else
+                       "the clock was set by hand or chrony follows another source than the other nodes "
+                       "(`chronyc sources`; `sudo chronyc makestep`)")
+                      + ": this node's munge credentials expire or are rewound elsewhere, and Slurm refuses its jobs")

@@ -45,11 +45,37 @@ def test_the_inventorys_power_mode_is_required_of_every_thor():
     assert "differs on thor-1, thor-2: expected MAXN (pinned in the inventory)" in str(problem)
 
 
+def clocks(name: str, edit=lambda text: text):
+    return parse_jetson_clocks(edit((SAMPLES / name).read_text()))
+
+
 def test_locked_clocks_pass_and_unlocked_ones_are_named():
-    clocks_locked("thor-1", parse_jetson_clocks((SAMPLES / "jetson_clocks_show_nano_locked_ABRIDGED.txt").read_text()))
+    assert clocks_locked("thor-1", clocks("jetson_clocks_show_nano_locked_ABRIDGED.txt")) is None
     with pytest.raises(Failure) as caught:
-        clocks_locked("thor-2", parse_jetson_clocks(
-            (SAMPLES / "jetson_clocks_show_orin_nano_super_jp6_unlocked.txt").read_text()))
+        clocks_locked("thor-2", clocks("jetson_clocks_show_orin_nano_super_jp6_unlocked.txt"))
     assert str(caught.value).startswith("thor-2: clocks locked (jetson_clocks --show): expected MinFreq = MaxFreq on "
-                                        "every CPU and the GPU, found cpu0 729600-1344000, ")
+                                        "every online CPU and GPU clock domain (GPU), found cpu0 729600-1344000, ")
     assert "cpu5 729600-1344000, GPU 306000000-918000000. Usual cause: jetson_clocks was not run" in str(caught.value)
+
+
+def test_a_real_locked_thor_passes_judged_on_both_gpu_domains():
+    """A Thor (JetPack 7) prints its GPU as gpu-gpc-0 and gpu-nvd-0, no "GPU" line: judged on each."""
+    assert clocks_locked("thor-1", clocks("jetson_clocks_show_thor_jp7_maxn_locked.txt")) is None
+    with pytest.raises(Failure) as caught:   # the same Thor with its video decoder's clock scaling
+        clocks_locked("thor-1", clocks("jetson_clocks_show_thor_jp7_maxn_locked.txt", lambda text: text.replace(
+            "gpu-nvd-0 MinFreq=1692000000", "gpu-nvd-0 MinFreq=345000000")))
+    assert str(caught.value).startswith("thor-1: clocks locked (jetson_clocks --show): expected MinFreq = MaxFreq on "
+                                        "every online CPU and GPU clock domain (gpu-gpc-0, gpu-nvd-0), found "
+                                        "gpu-nvd-0 345000000-1692000000. Usual cause: jetson_clocks was not run")
+
+
+def test_offline_cpus_are_left_out_and_named():
+    """An AGX Orin in 30 W (cpu8-11 offline) after jetson_clocks: the online CPUs and the GPU are
+    locked, the offline ones keep their range; before it, every online one scales."""
+    assert clocks_locked("orin-1", clocks("jetson_clocks_show_agx_orin_30w_locked_cpu8-11_offline.txt")) == \
+        "cpu8, cpu9, cpu10, cpu11 offline, left out"
+    with pytest.raises(Failure) as caught:
+        clocks_locked("orin-1", clocks("jetson_clocks_show_agx_orin_30w_unlocked_cpu8-11_offline.txt"))
+    assert "found cpu0 729600-1728000, " in str(caught.value)
+    assert ", cpu7 729600-1728000, GPU 306000000-612000000 (cpu8, cpu9, cpu10, cpu11 offline, left out). Usual " \
+        "cause" in str(caught.value)

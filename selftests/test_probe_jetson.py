@@ -2,7 +2,10 @@
 
 Public: nv_tegra_release_R36.4.7 (Orin, JetPack 6.2) and R38.2.0 (Thor, JetPack 7),
 dpkg_query_show_nvidia-l4t-core_jp511 (default `dpkg-query --show`), nvpmodel_q_* (plain and
---verbose); jetson_clocks_show_orin_nano_super_jp6_unlocked.txt (`sudo -n jetson_clocks --show` on an
+--verbose); jetson_clocks_show_thor_jp7_maxn_locked.txt (a Thor, JetPack 7, MAXN, locked: its GPU as
+gpu-gpc-0 and gpu-nvd-0), jetson_clocks_show_agx_orin_30w_*_cpu8-11_offline.txt (an AGX Orin in 30 W before
+and after jetson_clocks, four CPUs offline; sources in samples/SOURCES.md);
+jetson_clocks_show_orin_nano_super_jp6_unlocked.txt (`sudo -n jetson_clocks --show` on an
 Orin Nano Super, JetPack 6.2.2, from a preflight report, index id 54837080849; its "$ ..." and
 "exit=0" lines removed) and jetson_clocks_show_nano_locked_ABRIDGED.txt (a Jetson Nano after
 `sudo jetson_clocks`, from a ZED camera note of 2026-09-28, index id 70711749937; its author showed
@@ -133,8 +136,15 @@ def test_nvpmodel_round_trip(name, number):
     assert parse_nvpmodel(render_nvpmodel(PowerMode(name, number))) == PowerMode(name, number)
 
 
-def test_the_simulated_racks_jetson_clocks_reads_back():
-    ranges = (ClockRange("cpu0", 972000, 2601000), ClockRange("cpu1", 2601000, 2601000), ClockRange("GPU", 1, 2))
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3000000), st.integers(0, 3000000), st.booleans()), min_size=1, max_size=16),
+       st.sampled_from([("GPU",), ("gpu-gpc-0", "gpu-nvd-0")]), st.integers(0, 2 * 10**9))
+def test_the_simulated_racks_jetson_clocks_reads_back(cpus, gpu_domains, hz):
+    """Orin's layout ("GPU", Online= on each CPU line) and Thor's (gpu-gpc-0 and gpu-nvd-0, the
+    online CPUs in its "Online CPUs:" line) read back, offline CPUs included."""
+    cpus[0] = (*cpus[0][:2], True)   # cpu0 is never offline
+    ranges = tuple(ClockRange(f"cpu{k}", low, high, online) for k, (low, high, online) in enumerate(cpus)) + \
+        tuple(ClockRange(name, hz, hz) for name in gpu_domains)
     assert parse_jetson_clocks(render_jetson_clocks(ranges, "MAXN")) == ranges
 
 
@@ -146,7 +156,30 @@ def test_jetson_clocks():
         ClockRange("cpu0", 1479000, 1479000), ClockRange("GPU", 921600000, 921600000))
 
 
+def test_a_thors_gpu_domains():
+    """A real Thor (JetPack 7): no "GPU" line, its GPU's gpu-gpc-0 and gpu-nvd-0 domains; CPU lines
+    without Online=, every CPU online by its "Online CPUs: 0-13, Offline CPUs:" line."""
+    thor = parse_jetson_clocks(sample("jetson_clocks_show_thor_jp7_maxn_locked.txt"))
+    assert thor == tuple(ClockRange(f"cpu{k}", 2601000, 2601000) for k in range(14)) + (
+        ClockRange("gpu-gpc-0", 1575000000, 1575000000), ClockRange("gpu-nvd-0", 1692000000, 1692000000))
+
+
+def test_offline_cpus():
+    """An AGX Orin in 30 W: cpu8-11 Online=0 (their range untouched by jetson_clocks). A Thor line has no
+    Online=: its "Online CPUs:" line says (the real sample, edited to take cpu12 and cpu13 offline)."""
+    orin = parse_jetson_clocks(sample("jetson_clocks_show_agx_orin_30w_locked_cpu8-11_offline.txt"))
+    assert [c.name for c in orin if not c.online] == ["cpu8", "cpu9", "cpu10", "cpu11"]
+    assert orin[8] == ClockRange("cpu8", 729600, 2201600, online=False)
+    thor = sample("jetson_clocks_show_thor_jp7_maxn_locked.txt")
+    offline = parse_jetson_clocks(thor.replace("Online CPUs: 0-13, Offline CPUs:", "Online CPUs: 0-11, Offline CPUs: 12-13"))
+    assert [c.name for c in offline if not c.online] == ["cpu12", "cpu13"]
+    assert all(c.online for c in parse_jetson_clocks(thor.replace("0-13, Offline", "0-3,4-13, Offline")))
+
+
 @pytest.mark.parametrize("text", ["", "sudo: a password is required\n", "GPU MinFreq=1 MaxFreq=2\n",
+                                  "gpu-gpc-0 MinFreq=1 MaxFreq=1\ngpu-nvd-0 MinFreq=1 MaxFreq=1\n",
+                                  "Online CPUs: 0-x, Offline CPUs:\ncpu0:  MinFreq=1 MaxFreq=1\ngpu-gpc-0 MinFreq=1 MaxFreq=1\n",
+                                  "Online CPUs: \ncpu0:  MinFreq=1 MaxFreq=1\ngpu-gpc-0 MinFreq=1 MaxFreq=1\n",
                                   "cpu0: MinFreq=1\nGPU MinFreq=1 MaxFreq=2\n", "cpu0: MinFreq=x MaxFreq=2\nGPU MinFreq=1 MaxFreq=2\n"])
 def test_what_is_not_jetson_clocks_is_refused(text):
     with pytest.raises(ParseError):

@@ -20,7 +20,8 @@ def test_same_power_mode(every_node, inventory, planned):
 
 
 @pytest.mark.platform("thor")
-def test_clocks_locked(node, inventory, planned):
+def test_clocks_locked(node, inventory, planned, facts):
     if not inventory.expect.clocks_locked:
         pytest.skip("the inventory does not ask for locked clocks ([expect] clocks_locked)")
-    gpus.clocks_locked(node.name, planned("node.clocks"))
+    if left_out := gpus.clocks_locked(node.name, planned("node.clocks")):
+        facts(node.name, "clocks locked", left_out)

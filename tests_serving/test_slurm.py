@@ -7,7 +7,7 @@ import pytest
 from rackproof import slurm
 from rackproof.capabilities import SCHEDULED_JOBS
 from rackproof.failure import Failure
-from rackproof.probes.slurm import MUNGE_TTL_S, slurm_time_hours
+from rackproof.probes.slurm import slurm_time_hours
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capability(SCHEDULED_JOBS)]
 
@@ -66,13 +66,5 @@ def test_munge_credentials_decode_on_the_controller(node, inventory, planned):
                       decoded.status, finding or slurm.USUAL_MUNGE_CAUSE, seen=finding is not None)
 
 
-def test_clock_within_munges_limit(node, planned):
-    tracking = planned("node.clock")
-    if not tracking.synchronised or abs(tracking.offset_s) >= MUNGE_TTL_S:
-        raise Failure(node.name, "clock against NTP time (chronyc tracking)",
-                      f"synchronised, within {MUNGE_TTL_S} s (munge's credential lifetime)",
-                      f"{tracking.offset_s:+.3f} s, leap status {tracking.leap_status}",
-                      ("chrony has no reachable time source" if not tracking.synchronised else
-                       "the clock was set by hand or chrony follows another source than the other nodes "
-                       "(`chronyc sources`; `sudo chronyc makestep`)")
-                      + ": this node's munge credentials expire or are rewound elsewhere, and Slurm refuses its jobs")
+def test_clock_within_munges_limit(node, inventory, planned):
+    slurm.clock_within_munges_limit(node.name, planned("node.clock"), inventory.expect.time_source == "local")

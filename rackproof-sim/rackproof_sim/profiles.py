@@ -465,9 +465,12 @@ def node_model(profile: Profile, node: NodeSpec, mac_of) -> dict:
                 {"name": "NVIDIA GB10", "bus_id": "0000000F:01:00.0", "compute_cap": "12.1",
                  "persistence": "On", "perf": "P8", "power": "3W", "temp": 46}),
         "nvpmodel": {"name": "MAXN", "id": 0} if node.platform == "thor" else None,
-        # jetson_clocks --show of a Thor (14 cores) after `sudo jetson_clocks`, as the profile's site asks
-        "clocks": {"cpus": 14, "cpu_min_khz": 972000, "cpu_max_khz": 2601000, "gpu_min_hz": 306000000,
-                   "gpu_max_hz": 1575000000, "locked": True} if node.platform == "thor" else None,
+        # jetson_clocks --show of a Thor (14 cores; its GPU's two devfreq domains) after `sudo jetson_clocks`,
+        # as the profile's site asks: the maxima of a real Thor in MAXN; the minima, which unlocked clocks
+        # fall back to, are not from a real Thor
+        "clocks": {"cpus": 14, "cpu_khz": [972000, 2601000],
+                   "gpu_hz": {"gpu-gpc-0": [306000000, 1575000000], "gpu-nvd-0": [345000000, 1692000000]},
+                   "locked": True} if node.platform == "thor" else None,
         "bond": None,
         "roce_gbps": profile.roce_gbps_per_link,
         "nccl_busbw_gbs": profile.nccl_busbw_gbs,

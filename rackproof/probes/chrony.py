@@ -1,6 +1,10 @@
 """`chronyc tracking` -> how far this node's clock is from NTP time, and whether chrony is
-synchronised. Format of chrony's client.c ("System time     : %.9O of NTP time": an
-absolute offset, then "slow" or "fast"); example in chronyc(1), selftests/samples/chrony.
+synchronised to a time server. Format of chrony's client.c ("System time     : %.9O of NTP time": an
+absolute offset, then "slow" or "fast"); example in chronyc(1), real ones in selftests/samples/chronyc_*.
+
+A node whose sources are all unreachable and whose chrony.conf has `local` follows its own clock:
+Reference ID 7F7F0101 (127.127.1.1, chrony's local reference), stratum 10 by default, offset
+0.000000000 and Leap status Normal. Its offset is against itself, so it says nothing of NTP time.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from rackproof.probe import Probe
 
 TOOL = "chronyc tracking"
 
+LOCAL_REFERENCE_ID = "7F7F0101"
 _SYSTEM_TIME = re.compile(r"(?P<seconds>[0-9.]+) seconds (?P<side>slow|fast) of NTP time")
 
 
@@ -21,11 +26,17 @@ _SYSTEM_TIME = re.compile(r"(?P<seconds>[0-9.]+) seconds (?P<side>slow|fast) of 
 class Tracking:
     offset_s: float          # the clock minus NTP time: > 0 the clock is ahead (fast)
     leap_status: str         # "Normal", "Insert second", "Delete second", "Not synchronised"
-    reference: str
+    reference: str           # "C39AAED1 (leeto.nicolbolas.org)", "7F7F0101 ()"
+    stratum: int | None = None
 
     @property
     def synchronised(self) -> bool:
         return self.leap_status != "Not synchronised"
+
+    @property
+    def local_reference(self) -> bool:
+        """chrony follows the node's own clock (its `local` directive), not a time server."""
+        return self.reference.split(" ", 1)[0] == LOCAL_REFERENCE_ID
 
 
 def parse_tracking(text: str) -> Tracking:
@@ -42,8 +53,11 @@ def parse_tracking(text: str) -> Tracking:
         raise ParseError(TOOL, f"System time is not 'N seconds slow|fast of NTP time': {fields['System time'][:80]!r}",
                          text)
     seconds = finite_float(TOOL, match["seconds"], "System time", text)
+    stratum = fields.get("Stratum")
+    if stratum is not None and not re.fullmatch(r"[0-9]{1,2}", stratum):
+        raise ParseError(TOOL, f"Stratum is not a number: {stratum[:80]!r}", text)
     return Tracking(seconds if match["side"] == "fast" else -seconds, fields["Leap status"],
-                    fields.get("Reference ID", ""))
+                    fields.get("Reference ID", ""), int(stratum) if stratum is not None else None)
 
 
 TRACKING = Probe("chronyc tracking", "how far the clock is from NTP time (chrony)", "chronyc tracking", parse_tracking)

@@ -116,26 +116,64 @@ def parse_nvpmodel(text: str) -> PowerMode:
 
 @dataclass(frozen=True)
 class ClockRange:
-    name: str                    # "cpu0", "GPU"
+    name: str                    # "cpu0"; the GPU: "GPU" (Orin and older), "gpu-gpc-0", "gpu-nvd-0" (Thor)
     min_freq: int                # as printed: kHz for a CPU, Hz for the GPU
     max_freq: int
+    online: bool = True          # a CPU the power mode took offline: jetson_clocks leaves its range alone
+
+    @property
+    def gpu(self) -> bool:
+        return not self.name.startswith("cpu")
+
+
+# Thor (L4T R38) prints each GPU devfreq domain by its name: gpu-gpc-0 (graphics), gpu-nvd-0 (the
+# video decoder); Orin and older print one "GPU" line
+_GPU_DOMAIN = re.compile(r"GPU|gpu-[a-z]{1,16}-[0-9]{1,4}")
+_CPU = re.compile(r"cpu(?P<number>[0-9]{1,6}):")
+# "Online CPUs: 0-7" (Orin); "Online CPUs: 0-13, Offline CPUs:" (Thor): sysfs CPU lists
+_ONLINE = re.compile(r"Online CPUs: ?(?P<online>[0-9,-]{0,200})(?:, Offline CPUs: ?[0-9,-]{0,200})?")
+_SPAN = re.compile(r"(?P<low>[0-9]{1,6})(?:-(?P<high>[0-9]{1,6}))?")
+
+
+def _cpu_list(text: str, whole: str) -> tuple[tuple[int, int], ...]:
+    """"0-3,8" -> ((0, 3), (8, 8)): kept as spans, so a hostile "0-999999" stays small."""
+    spans = [_SPAN.fullmatch(part) for part in text.split(",")]
+    if not all(spans):
+        raise ParseError(TOOL_CLOCKS, f"Online CPUs is not a CPU list: {text!r}", whole)
+    return tuple((int(span["low"]), int(span["high"] or span["low"])) for span in spans)
 
 
 def parse_jetson_clocks(text: str) -> tuple[ClockRange, ...]:
-    """Each CPU's and the GPU's MinFreq and MaxFreq from `jetson_clocks --show` (locked: equal).
-    EMC is left out: jetson_clocks pins it with FreqOverride=1 and leaves its MinFreq below."""
+    """Each CPU's and each GPU clock domain's MinFreq and MaxFreq from `jetson_clocks --show`
+    (locked: equal), and whether each CPU is online: its own Online= field (Orin and older), else the
+    "Online CPUs:" line (Thor prints no Online= on its CPU lines). EMC is left out: jetson_clocks pins
+    it with FreqOverride=1 and leaves its MinFreq below."""
     ranges = []
+    online_cpus: tuple[tuple[int, int], ...] | None = None
     for line in text.splitlines():
         words = line.split()
-        name = words[0].removesuffix(":") if words else ""
-        if name == "GPU" or words and words[0].endswith(":") and name.startswith("cpu") and name[3:].isdigit():
-            fields = dict(word.partition("=")[::2] for word in words[1:])
-            if "MinFreq" not in fields or "MaxFreq" not in fields:
-                raise ParseError(TOOL_CLOCKS, f"{name}: no MinFreq and MaxFreq", text)
-            ranges.append(ClockRange(name, int_value(TOOL_CLOCKS, fields["MinFreq"], f"{name} MinFreq", text),
-                                     int_value(TOOL_CLOCKS, fields["MaxFreq"], f"{name} MaxFreq", text)))
-    if not any(r.name == "GPU" for r in ranges) or len(ranges) < 2:
-        raise ParseError(TOOL_CLOCKS, "no 'cpuN:' and 'GPU MinFreq=... MaxFreq=...' lines", text)
+        if not words:
+            continue
+        if words[0] == "Online" and words[1:2] == ["CPUs:"]:
+            if not (header := _ONLINE.fullmatch(line.strip())):
+                raise ParseError(TOOL_CLOCKS, f"Online CPUs is not a CPU list: {line[:80]!r}", text)
+            online_cpus = _cpu_list(header["online"], text)
+            continue
+        cpu = _CPU.fullmatch(words[0])
+        if cpu is None and not _GPU_DOMAIN.fullmatch(words[0]):
+            continue
+        name = words[0].removesuffix(":")
+        fields = dict(word.partition("=")[::2] for word in words[1:])
+        if "MinFreq" not in fields or "MaxFreq" not in fields:
+            raise ParseError(TOOL_CLOCKS, f"{name}: no MinFreq and MaxFreq", text)
+        if cpu is None or "Online" in fields:
+            online = fields.get("Online", "1") != "0"
+        else:
+            online = online_cpus is None or any(low <= int(cpu["number"]) <= high for low, high in online_cpus)
+        ranges.append(ClockRange(name, int_value(TOOL_CLOCKS, fields["MinFreq"], f"{name} MinFreq", text),
+                                 int_value(TOOL_CLOCKS, fields["MaxFreq"], f"{name} MaxFreq", text), online))
+    if not any(r.gpu for r in ranges) or all(r.gpu for r in ranges):
+        raise ParseError(TOOL_CLOCKS, "no 'cpuN:' and GPU ('GPU' or 'gpu-gpc-N') MinFreq=... MaxFreq=... lines", text)
     return tuple(ranges)
 
 

@@ -90,16 +90,18 @@ def _nvpmodel(m: dict, args: list[str]) -> int:
 
 
 def _jetson_clocks(m: dict, args: list[str]) -> int:
-    """--show: the model's CPU and GPU clock ranges, locked (min = max) unless the model says not."""
+    """--show: the model's CPU and GPU clock domains, locked (min = max) unless the model says not."""
     from rackproof.probes.jetson import ClockRange
     from rackproof_sim.formats.jetson import render_jetson_clocks
     clocks = m.get("clocks")
     if not clocks or args != ["--show"]:
         sys.stderr.write("jetson_clocks: only --show is modelled\n")
         return 1
-    cpu_min = clocks["cpu_max_khz"] if clocks["locked"] else clocks["cpu_min_khz"]
-    gpu_min = clocks["gpu_max_hz"] if clocks["locked"] else clocks["gpu_min_hz"]
-    ranges = tuple(ClockRange(f"cpu{k}", cpu_min, clocks["cpu_max_khz"]) for k in range(clocks["cpus"]))
-    sys.stdout.write(render_jetson_clocks(ranges + (ClockRange("GPU", gpu_min, clocks["gpu_max_hz"]),),
+
+    def domain(name: str, low: int, high: int) -> ClockRange:
+        return ClockRange(name, high if clocks["locked"] else low, high)
+
+    ranges = tuple(domain(f"cpu{k}", *clocks["cpu_khz"]) for k in range(clocks["cpus"]))
+    sys.stdout.write(render_jetson_clocks(ranges + tuple(domain(name, *hz) for name, hz in clocks["gpu_hz"].items()),
                                           m["nvpmodel"]["name"]))
     return 0
