@@ -4,6 +4,8 @@
 pytest's own statuses end at 5; rackproof adds 6 for a run that did not cover its scope.
 """
 
+from rackproof.report import verdict
+
 INCOMPLETE = 6   # a run that did not cover its scope and failed nothing
 
 # (status, what it means), for `pytest --inventory ...` and for `rackproof ...` commands
@@ -24,3 +26,20 @@ TABLE = (
 def text() -> str:
     """The table as `rackproof --help` prints it."""
     return "exit statuses:\n" + "\n".join(f"  {status}  {meaning}" for status, meaning in TABLE)
+
+
+def of_run(result: dict, pytest_status: int) -> int:
+    """A run's exit status from its verdict (rackproof.report.verdict.decide's result), as the table
+    says. pytest's own status stands when it is neither 0 nor 1 (interrupted, internal error), and
+    for an ACCEPTED run when pytest saw a test fail that the verdict did not count (never a 0 over
+    a failure). An INCOMPLETE run exits 1 only when a check failed or could not be confirmed: a
+    check cut short by a transient fault, which pytest counts as failed, judged nothing."""
+    if pytest_status not in (0, 1):
+        return pytest_status
+    if result["decision"] == verdict.ACCEPTED:
+        return pytest_status
+    if result["decision"] == verdict.INCOMPLETE:
+        failed = any(c["status"] in (verdict.BLOCKED, verdict.LIMITED_CAP, verdict.UNCONFIRMED)
+                     for c in result["capabilities"])
+        return 1 if failed else INCOMPLETE
+    return 1
