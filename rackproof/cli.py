@@ -41,9 +41,9 @@ def _probes(args: argparse.Namespace) -> int:
     shell-quoted."""
     from .checks import catalog, probe_users
     users = probe_users()
-    listed = [{"name": p.name, "does": p.does, "command": p.template.replace("{{", "{").replace("}}", "}"),
+    listed = [{"name": p.name, "does": p.does, "command": p.shown,
                "root": p.root, "exit": p.answers if p.answers == "any" else list(p.answers), "once": p.once,
-               "checks": users.get(p.name, [])} for p in catalog()]
+               "seen_on": list(p.seen_on), "unseen": p.unseen, "checks": users.get(p.name, [])} for p in catalog()]
     if args.json:
         print(json.dumps(listed, indent=1))
         return 0
@@ -51,8 +51,9 @@ def _probes(args: argparse.Namespace) -> int:
         exits = "any exit status" if p["exit"] == "any" else f"exit {' or '.join(map(str, p['exit']))}"
         once = "; once per node per run" if p["once"] else ""
         checks = "".join(f"\n      {check}" for check in p["checks"]) or " none"
+        seen = "; ".join(filter(None, [", ".join(p["seen_on"]), p["unseen"]])) or "not stated"
         print(f"{p['name']}: {p['does']}\n    command: {p['command']}\n    root: {p['root']}; answers: {exits}{once}"
-              f"\n    checks:{checks}")
+              f"\n    seen on: {seen}\n    checks:{checks}")
     return 0
 
 

@@ -64,8 +64,8 @@ class Host:
         """The probe's command and its result, for a check that judges the exit status itself."""
         command = probe.command(**values)
         self.runnable(command)
-        # a plain str: evidence crosses xdist workers, whose wire knows no str subclass
-        return self.remote.run(str(command), timeout or probe.timeout, probe.repeatable, probe.name, _shown(values))
+        # a plain str (the line, in the C locale): evidence crosses xdist workers, whose wire knows no str subclass
+        return self.remote.run(command.line, timeout or probe.timeout, probe.repeatable, probe.name, _shown(values))
 
     def survey(self) -> None:
         """The node's survey (rackproof.prerequisites), taken once: with every node's at once when
@@ -77,7 +77,7 @@ class Host:
             self.take_survey()
 
     def take_survey(self) -> None:
-        self.prerequisites.take(lambda c: self.remote.run(str(c), SURVEY.timeout, True, SURVEY.name).stdout)
+        self.prerequisites.take(lambda c: self.remote.run(c.line, SURVEY.timeout, True, SURVEY.name).stdout)
 
     def runnable(self, *commands: Command) -> None:
         """NotVerified, in the words `rackproof doctor` uses, when the node lacks what a probe the

@@ -7,6 +7,12 @@ background, a batch of commands). The probe also says which exit statuses still 
 the parser that turns the answer into typed facts (none for a command judged by its exit
 status, like `ssh peer hostname`). Host.read / Host.run run it; `rackproof probes` prints
 catalog(), the list of every command the suite can run on a node.
+
+Every line a node's shell runs is in the C locale (IN_C_LOCALE, here and nowhere else): the
+parsers read the tools' untranslated words, and a node set up in German (sudo's "Der Benutzer
+... darf ...") would otherwise answer in words no parser knows. The locale is set once for the
+whole line, so it covers each command of a pipeline, list or loop, and every command nested in
+another; sudo keeps LC_ALL (it is in sudo's env_check list, and "C" passes that check).
 """
 
 from __future__ import annotations
@@ -18,12 +24,21 @@ from typing import Callable, Generic, TypeVar
 
 T = TypeVar("T")
 
+# exported before the command rather than `LC_ALL=C tool`, which covers only a simple command's
+# first tool: not the other side of a pipe, `||`, a loop's body
+IN_C_LOCALE = "export LC_ALL=C; "
+
 
 class Command(str):
     """A shell command built by a probe: put into another probe's template as it is. It keeps
     each probe it was made from with the command that probe made (its own, and those of the
     commands put into it), so that what a node lacks for any of them is known before it runs."""
     made: tuple = ()      # ((Probe, its command), ...)
+
+    @property
+    def line(self) -> str:
+        """What the node's shell runs: the command in the C locale."""
+        return IN_C_LOCALE + self
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,9 @@ class Probe(Generic[T]):
                                                # once per node per run, then recalled (Host.read)
     repeatable: bool = True                    # only reads: run again if the connection drops under it;
                                                # False for what starts, stops or changes something
+    seen_on: tuple[str, ...] = ()              # the platforms its format was seen on in real outputs, each
+                                               # backed by a sample in selftests/samples (SOURCES.md)
+    unseen: str = ""                           # which target platforms' real outputs were not found, and why
 
     @property
     def root(self) -> str:
@@ -53,6 +71,11 @@ class Probe(Generic[T]):
     def answers(self) -> str | tuple[int, ...]:
         """The exit statuses that still carry an answer: "any", or the list."""
         return "any" if set(range(256)) <= set(self.ok_exit) else self.ok_exit
+
+    @property
+    def shown(self) -> str:
+        """The line its commands run as, with {fields} left to fill (`rackproof probes`)."""
+        return IN_C_LOCALE + self.template.replace("{{", "{").replace("}}", "}")
 
     def fields(self) -> set[str]:
         return {field for _, field, _, _ in Formatter().parse(self.template) if field}

@@ -43,8 +43,13 @@ class ReplayError(Exception):
     pass
 
 
+# the C locale every command runs in (rackproof.probe): once for the line, or before a tool as
+# recordings made before that hold it; how a command runs, not which, so never part of its key
+_LOCALE = re.compile(r"^export LC_ALL=C; |(?<![^\s;|&(])LC_ALL=C ")
+
+
 def command_key(command: str) -> str:
-    key = " ".join(command.split())
+    key = _LOCALE.sub("", " ".join(command.split()))
     for pattern, mask in _INCIDENTAL:
         key = pattern.sub(mask, key)
     return key

@@ -19,7 +19,7 @@ def test_healthy_thor5_passes_every_check_and_writes_a_report_with_evidence(pyte
     assert "test_lane_speed[thor-3:mgbe0_0]" in "".join(run.outcomes)
     assert "test_passwordless_ssh[thor-1->thor-2]" in "".join(run.outcomes)
     html = (run.run_dir / "report.html").read_text()
-    assert "LC_ALL=C ethtool mgbe0_0" in html and "Link detected: yes" in html
+    assert "export LC_ALL=C; ethtool mgbe0_0" in html and "Link detected: yes" in html
     assert "<link" not in html.split("<body")[0] or "stylesheet" not in html  # self-contained: css inline
 
 

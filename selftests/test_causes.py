@@ -21,6 +21,7 @@ from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
 from rackproof.inventory import FINISHED, parse_inventory
 from rackproof.kinds import KINDS
+from rackproof.probe import IN_C_LOCALE
 from rackproof.references import measured
 from rackproof.targets import EngineTarget, Pair
 from rackproof.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
@@ -93,7 +94,8 @@ class Scripted:
         self.answer = answer
 
     def execute(self, command: str, timeout: float, repeatable: bool = False) -> Result:
-        return self.answer(command)
+        # the script answers the command; the C locale the suite sets before it is no part of it
+        return self.answer(command.removeprefix(IN_C_LOCALE))
 
     def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
         return self.answer(request)

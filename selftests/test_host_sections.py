@@ -6,7 +6,7 @@ import pytest
 
 from rackproof.host import Host, ProbeFailed
 from rackproof.inventory import load_inventory
-from rackproof.probe import Command, Probe
+from rackproof.probe import IN_C_LOCALE, Command, Probe
 from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 
@@ -41,7 +41,7 @@ def test_each_batch_has_a_nonce_of_its_own(host, tmp_path):
     with host.remote.log.captured() as evidence:
         host.read_each(CAT, [str(tmp_path / "f")])
         host.read_each(CAT, [str(tmp_path / "f")])
-    markers = [e.command.split(";")[0] for e in evidence]
+    markers = [e.command.removeprefix(IN_C_LOCALE).split(";")[0] for e in evidence]
     assert len(markers) == 2 and markers[0] != markers[1] and all("rackproof-section-" in m for m in markers)
 
 

@@ -79,7 +79,7 @@ def test_a_target_without_its_section_fails_naming_its_command():
 
 
 def test_the_command_is_quoted():
-    assert PING.command(target="a;b", count=5) == "LC_ALL=C ping -c 5 -W 1 -i 0.2 'a;b' 2>&1"
+    assert PING.command(target="a;b", count=5) == "ping -c 5 -W 1 -i 0.2 'a;b' 2>&1"
 
 
 @pytest.mark.parametrize("target, count", [("-f", 3), ("", 3), ("a b", 3), ("a", 0), ("a", True), (["a"], 3)])

@@ -60,7 +60,7 @@ def test_every_run_gets_its_own_folder_under_reports(pytester):
     html = run.html
     # self-contained, offline: nothing to fetch (links only to anchors and the run's own files)
     assert not re.search(r"<script|<link|<img|\ssrc=|url\(|@import", html)
-    assert "LC_ALL=C ethtool mgbe0_0" in html and "Link detected: yes" in html   # evidence inline
+    assert "export LC_ALL=C; ethtool mgbe0_0" in html and "Link detected: yes" in html   # evidence inline
 
 
 def test_the_same_faults_reject_or_limit_as_the_capabilities_say(pytester):

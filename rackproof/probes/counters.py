@@ -141,8 +141,8 @@ def judged() -> str:
 
 STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops, pause frames); judged, CRC/FCS "
               f"errors by driver: {judged()} (a lane with none of its driver's is not verified)",
-              "LC_ALL=C ethtool -S {interface}", parse_ethtool_stats)
-DRIVER = Probe("ethtool -i", "a lane's driver (which names its error counters)", "LC_ALL=C ethtool -i {interface}",
+              "ethtool -S {interface}", parse_ethtool_stats)
+DRIVER = Probe("ethtool -i", "a lane's driver (which names its error counters)", "ethtool -i {interface}",
                parse_ethtool_driver, once=True)
 BYTES = Probe("rx_bytes tx_bytes", "the bytes a lane has received and sent (the kernel's counters)",
               "cat /sys/class/net/{interface}/statistics/rx_bytes /sys/class/net/{interface}/statistics/tx_bytes",

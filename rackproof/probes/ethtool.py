@@ -138,5 +138,5 @@ def _link_modes(value: list[str] | None) -> tuple[str, ...]:
 
 
 # ethtool exits 75/76 on some drivers without root yet prints what we need: parse anyway
-ETHTOOL = Probe("ethtool", "a lane's speed, duplex, port and link", "LC_ALL=C ethtool {interface}",
+ETHTOOL = Probe("ethtool", "a lane's speed, duplex, port and link", "ethtool {interface}",
                 parse_ethtool, ("interface",), ok_exit=(0, 75, 76))

@@ -97,8 +97,8 @@ def _parse_json(text: str, interface: str) -> FecInfo:
     )
 
 
-FEC = Probe("ethtool --show-fec", "a lane's configured and active FEC", "LC_ALL=C ethtool --show-fec {interface}",
+FEC = Probe("ethtool --show-fec", "a lane's configured and active FEC", "ethtool --show-fec {interface}",
             parse_fec, ("interface",))
 # with -I: the corrected and uncorrectable block counters, read before and after load
-FEC_STATS = Probe("ethtool -I --show-fec", "a lane's FEC block counters", "LC_ALL=C ethtool -I --show-fec {interface}",
+FEC_STATS = Probe("ethtool -I --show-fec", "a lane's FEC block counters", "ethtool -I --show-fec {interface}",
                   parse_fec, ("interface",))
