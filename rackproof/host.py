@@ -319,7 +319,7 @@ def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None 
                                      connect_budget=ssh.connect_budget)
         # each fresh SSH connection reads the node's boot id (rackproof.racklife); a recording keeps
         # what the run measured, without them
-        boots = str(BOOT_ID.command()) if isinstance(transport, SshTransport) and record is None else ""
+        boots = BOOT_ID.command().line if isinstance(transport, SshTransport) and record is None else ""
         if record is not None and replay is None:
             transport = RecordingTransport(transport, node.name, record, redact=log.redact)
         hosts[node.name] = Host(node, Remote(node.name, transport, log, ssh.command_timeout, boot_command=boots),
