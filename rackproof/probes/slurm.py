@@ -17,8 +17,9 @@ from rackproof.probe import Probe
 TOOL = "slurm"
 MUNGE_TTL_S = 300   # munge's default credential lifetime: a clock further off than this breaks every credential
 
-# "Slurmctld(primary) at thor-1 is UP"; a backup controller adds a second line
-_PING = re.compile(r"Slurmctld\((?P<role>[a-z]+)\) at (?P<host>\S+) is (?P<state>UP|DOWN)")
+# "Slurmctld(primary) at thor-1 is UP"; each backup controller adds a line, numbered from the
+# second one on ("backup1", "backup2")
+_PING = re.compile(r"Slurmctld\((?P<role>[a-z]+[0-9]*)\) at (?P<host>\S+) is (?P<state>UP|DOWN)")
 
 
 @dataclass(frozen=True)
@@ -84,17 +85,21 @@ def parse_sinfo_nodes(text: str) -> dict[str, NodeState]:
 
 
 def parse_partition(text: str) -> dict[str, str]:
-    """`scontrol show partition -o NAME`: its KEY=VALUE settings (values have no spaces,
-    except TRES's list, which has none either)."""
+    """`scontrol show partition -o NAME`: its KEY=VALUE settings. Values have no spaces but a
+    partition's name may ("PartitionName=GPU nodes (nvidia)"): a word without "=" continues the
+    value before it."""
     line = text.strip()
     if "\n" in line or not line.startswith("PartitionName="):
         raise ParseError(TOOL, "not one `scontrol show partition -o` line", text)
-    settings = {}
+    words: dict[str, list[str]] = {}
+    value_words: list[str] = []
     for field in line.split():
-        key, sep, value = field.partition("=")
-        if not sep:
-            raise ParseError(TOOL, f"not KEY=VALUE: {field[:100]!r}", text)
-        settings[key] = value
+        name, sep, value = field.partition("=")
+        if sep:
+            value_words = words[name] = [value]
+        else:
+            value_words.append(field)
+    settings = {key: " ".join(value) for key, value in words.items()}
     slurm_time_hours(settings.get("MaxTime", "UNLIMITED"), text)   # a limit the check can read
     return settings
 
