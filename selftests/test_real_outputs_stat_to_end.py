@@ -11,7 +11,7 @@ from rackproof.probes import ParseError
 from rackproof.probes.ping import parse_ping
 from rackproof.probes.slurm import Controller, parse_partition, parse_scontrol_ping, parse_unmunge, slurm_time_hours
 from rackproof.probes.sockets import Listener, parse_ss_listen, parse_ss_ports, scope
-from rackproof.probes.sshcheck import SshConnection, parse_ssh_connection
+from rackproof.probes.sshcheck import SshConnection, parse_offered_methods, parse_ssh_connection
 from rackproof.probes.sshkeys import parse_key_fingerprints
 from rackproof.probes.sudo import parse_sudo_list
 from rackproof.probes.sysctl import parse_sysctl
@@ -101,6 +101,12 @@ def test_fingerprint_without_a_comment():
 def test_ssh_connection_through_a_bastion():
     assert parse_ssh_connection(read("ssh_connection_blog_bastion_EDITED.txt")) == \
         SshConnection("10.10.90.14", "10.10.20.31")
+
+
+def test_sshd_offering_keys_and_passwords():
+    """A client with BatchMode and no usable key: sshd's refusal names what it would take."""
+    assert parse_offered_methods(read("ssh_batchmode_permission_denied_publickey_password_hosting.txt")) == \
+        ("publickey", "password")
 
 
 # -- sysctl ------------------------------------------------------------------------------------
