@@ -186,9 +186,10 @@ def _bundle(args: argparse.Namespace) -> int:
     except bundle.BundleError as e:
         print(f"rackproof bundle: {e}", file=sys.stderr)
         return 2
-    print(f"{printable(str(output))}: {manifest['verdict']} of {manifest['cluster']} for ticket "
-          f"{manifest['ticket'] or '(none given)'}, {len(manifest['files'])} files, signed with "
-          f"{printable(args.key)}; contents digest {manifest['contents_digest']}")
+    print(f"{printable(str(output))}: {printable(manifest['verdict_words'])} of {printable(manifest['cluster'])} for "
+          f"ticket {printable(manifest['ticket']) or '(none given)'} ({bundle.describe(manifest['scope'])}), "
+          f"{len(manifest['files'])} files, signed with {printable(args.key)}; contents digest "
+          f"{manifest['contents_digest']}")
     return 0
 
 
