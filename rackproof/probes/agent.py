@@ -7,7 +7,9 @@ for among the first two words of each process; arguments come as `--flag value` 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import PurePosixPath
 
 from . import ParseError
@@ -33,13 +35,16 @@ class AgentCommand:
 def parse_agent_process(text: str, program: str = "thor-tigress-agent") -> AgentCommand | None:
     """The first process running `program`, or None when none does."""
     for line in text.splitlines():
+        if program not in line:   # most lines, read at C speed
+            continue
         pid, _, args = line.strip().partition(" ")
         if not _PID.fullmatch(pid):
             continue
         words = _words(args)
-        if not any(PurePosixPath(w).name == program for w in words[:2]):
+        first = list(islice(words, 2))   # the program: the rest of a line that is not it is never split
+        if not any(PurePosixPath(w).name == program for w in first):
             continue
-        options = _options(words)
+        options = _options(first + list(words))
         engines = []
         for value in options.get("--engine", []):
             model, sep, target = value.partition("=")
@@ -55,23 +60,25 @@ def parse_agent_process(text: str, program: str = "thor-tigress-agent") -> Agent
 # 'single-quoted' text, "double-quoted" text where a backslash escapes only " and \, and a
 # backslash escaping any character. One character per repetition: no two ways to split a run.
 _WORD = re.compile(r"""(?:[^ \t\r\n'"\\]|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.S)
-_BLANKS = re.compile(r"[ \t\r\n]*")
+# what is left of a line without its words: blanks, unless a quote is unclosed or a backslash ends it
+_NOT_BLANK = re.compile(r"[^ \t\r\n]")
+_QUOTING = re.compile(r"""['"\\]""")
 _DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([\\"])')
 _PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^'"\\]+)""", re.S)
 
 
-def _words(args: str) -> list[str]:
-    """shlex.split(args), in linear time (shlex builds each word a character at a time:
-    quadratic in a long word); a line it cannot split (an unclosed quote, a trailing
-    backslash) is split at whitespace instead."""
-    words, at = [], _BLANKS.match(args).end()
-    while at < len(args):
-        word = _WORD.match(args, at)
-        if word is None or word.end() < len(args) and args[word.end()] not in " \t\r\n":
-            return args.split()
-        words.append("".join(map(_unquoted, _PART.finditer(word[0]))))
-        at = _BLANKS.match(args, word.end()).end()
-    return words
+def _words(args: str) -> Iterator[str]:
+    """shlex.split(args) one word at a time, in linear time (shlex builds each word a character
+    at a time: quadratic in a long word; and a Python loop per word costs seconds on a line of a
+    million); a line it cannot split (an unclosed quote, a trailing backslash) is split at
+    whitespace instead."""
+    if _NOT_BLANK.search(_WORD.sub("", args)):   # a word is the longest run: two never touch
+        return iter(args.split())
+    return (_unquoted_word(m[0]) for m in _WORD.finditer(args))
+
+
+def _unquoted_word(word: str) -> str:
+    return "".join(map(_unquoted, _PART.finditer(word))) if _QUOTING.search(word) else word
 
 
 def _unquoted(part: re.Match) -> str:
