@@ -6,13 +6,21 @@ costs one connect timeout for the whole mesh (every node waits for it at the sam
 per pair. Each node tries `fanout` peers at once ([ssh] fanout), starting with the peer after it
 in the inventory, so at any moment a peer is tried by about `fanout` nodes: under sshd's
 MaxStartups (10 unauthenticated connections before it starts refusing some).
+
+A row that got no answer in time from an sshd that accepted the connection is asked whether the
+path drops full-size frames (pathmtu.blocked): there the TCP handshake passes and the key
+exchange, whose packets are full-size, stalls. Such a row's check names that black hole, not a
+hung sshd.
 """
 
 from __future__ import annotations
 
-from .host import Host
-from .probes.sshcheck import SSH_FANOUT, SSH_HOSTNAME, SshAttempt
-from .remote import Evidence, EvidenceLog, Result
+from . import pathmtu
+from .failure import Failure
+from .host import Host, ProbeFailed
+from .inventory import ClusterAtStep
+from .probes.sshcheck import SSH_FANOUT, SSH_HOSTNAME, TIMEOUT_EXIT, SshAttempt
+from .remote import Evidence, EvidenceLog, NoAnswer, NodeUnreachable, Result
 from .together import Part, at_once
 
 
@@ -57,3 +65,24 @@ def rows(hosts: dict[str, Host], ssh_names: dict[str, str], pairs: list[tuple[st
         found[(source, target)] = Part(Result(command[peer], row.exit_status, row.stdout, row.stderr, 0.0), None,
                                        [*part.evidence, own])
     return found
+
+
+def through_black_holes(found: dict[tuple[str, str], Part[Result]], hosts: dict[str, Host], cluster: ClusterAtStep,
+                        log: EvidenceLog) -> dict[tuple[str, str], Part[Result]]:
+    """`found`, with each row that got no answer (ssh ended by its time limit) whose path drops
+    packets of the MTU turned into the Failure that names the path, the pings as its evidence."""
+    out = dict(found)
+    for (source, target), part in found.items():
+        if part.value is None or part.value.exit_status != TIMEOUT_EXIT or not cluster.node(target).address:
+            continue
+        with log.captured() as pings:
+            try:
+                blocked = pathmtu.blocked(hosts[source], cluster.node(target), cluster)
+            except (ProbeFailed, NodeUnreachable, NoAnswer):     # not known: the row says what it saw
+                continue
+        if blocked is not None:
+            failure = Failure(f"{source} -> {target}", f"`{part.value.command}` run on {source} got no answer: {target}'s "
+                              "sshd accepted the connection, and the key exchange, whose packets are full-size, "
+                              "stalled", cause=str(blocked), seen=True)
+            out[(source, target)] = Part(None, failure, [*part.evidence, *pings])
+    return out

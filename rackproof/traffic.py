@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import random
 import re
+import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from . import bondhash
 from .failure import NotVerified
 from .host import Host, ProbeFailed
+from .remote import Evidence
+from .safetext import one_line
 from .probe import Command, Probe
 from .probes import ParseError
 from .probes.iperf import IPERF3_CLIENT, IPERF3_FROM_PORT, IPERF3_SERVER, WARM_UP_SECONDS, IperfResult
@@ -115,12 +119,65 @@ def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds
     the ports): with -P N, iperf3's streams come from ports that connect() or --cport picks, and
     two of four then share a lane about nine times in ten (with --cport always, see bondhash).
     The result holds the sums and every stream."""
-    if streams > 1 and sender.spec.bond is not None:
-        return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
-    lifetime = _lifetime(seconds)
-    with server(receiver, _iperf3_server(address), lifetime=lifetime) as port:
-        return sender.read(IPERF3_CLIENT, timeout=lifetime, address=address, port=port, seconds=seconds,
-                           streams=streams)
+    def measured() -> IperfResult:
+        if streams > 1 and sender.spec.bond is not None:
+            return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
+        lifetime = _lifetime(seconds)
+        with server(receiver, _iperf3_server(address), lifetime=lifetime) as port:
+            return sender.read(IPERF3_CLIENT, timeout=lifetime, address=address, port=port, seconds=seconds,
+                               streams=streams)
+    return _unless_killed(measured, sender, receiver)
+
+
+def _unless_killed(measured: Callable[[], IperfResult], sender: Host, receiver: Host) -> IperfResult:
+    """measured(), once more when one of its iperf3 processes died from outside (the OOM killer,
+    another operator's kill): that is the node's life, never the path's figure. Killed twice,
+    the check is not verified, naming both deaths; every death is named in the evidence."""
+    deaths = []
+    for _ in range(2):
+        try:
+            return measured()
+        except ProbeFailed as e:
+            death, failed = _death(e, receiver.name), e
+            if death is None:
+                raise
+        host = sender if failed.node == sender.name else receiver
+        words = host.run(KILLED_WORDS).stdout.strip()
+        deaths.append(death + (f" (the node's kernel log: {one_line(words)[:400]})" if words else ""))
+        host.remote.log.add(Evidence(host.name, failed.result.command, failed.result.exit_status, failed.result.stdout,
+                                     failed.result.stderr, failed.result.duration, time.time(),
+                                     note=f"{deaths[-1]}: " + ("measured again" if len(deaths) == 1 else
+                                                               "not measured a third time")))
+    raise NotVerified(f"{sender.name} -> {receiver.name}", "iperf3 throughput",
+                      f"the measurement died from outside twice: {'; then '.join(deaths)}",
+                      "measure again when nothing else kills processes on the nodes (the OOM killer: see the "
+                      "node's memory; another operator's kill)")
+
+
+def _death(e: ProbeFailed, receiver: str) -> str | None:
+    """How an iperf3 of the measurement died from outside, in words, from what its client left;
+    None when the failure says something else (refused, no route, an unreadable answer)."""
+    if "iperf3 -c" not in e.result.command:     # a server that did not start says so itself
+        return None
+    status = e.result.exit_status
+    if status > 128 and status - 128 in _SIGNALS:
+        return f"{e.node}'s iperf3 was killed by signal {status - 128} ({_SIGNALS[status - 128]}) mid-measurement"
+    if status == -1:
+        return f"{e.node}'s iperf3 was killed by a signal mid-measurement (its connection carried no exit status)"
+    said = e.result.stdout + e.reason
+    if not e.result.stdout.strip():    # an iperf3 -J client always prints its JSON, errors too, unless it dies
+        return f"{e.node}'s iperf3 ended without a word mid-measurement (killed, or it crashed)"
+    if "control socket has closed unexpectedly" in said or "the server has terminated" in said:
+        return f"{receiver}'s iperf3 server ended mid-measurement (the client: \"{one_line(e.reason)[-200:]}\")"
+    return None
+
+
+_SIGNALS = {s.value: s.name for s in signal.Signals}
+# the kernel's own words on a process it killed (the OOM killer), where the login may read them
+KILLED_WORDS = Probe("kernel's words on killed processes", "the kernel log's last lines on processes it killed "
+                     "(read when a measurement died; nothing where the login may not read the log)",
+                     "dmesg 2>/dev/null | grep -E 'Killed process|Out of memory|oom-kill' | tail -n 3; true",
+                     timeout=10)
 
 
 def attempts(sender: Host, receiver: Host, address: str, floor_bps: float, seconds: int, streams: int = 1,

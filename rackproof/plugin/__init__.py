@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from . import evidence, options, params, planning, scheduling
+from . import evidence, options, ownfaults, params, planning, scheduling
 from . import report as reporting
 # every test's own evidence and the whole rack a disruptive check holds: found on this module
 from .evidence import _collect_evidence  # noqa: F401
@@ -29,6 +29,8 @@ from .params import _whole_rack  # noqa: F401
 # test, as the selftests start them, ends before the run around it): hooks that pytest calls
 # without one act for the innermost
 _CONFIGS: list[pytest.Config] = []
+# a signal while pytest still loads ends the process in one line (ownfaults), not a traceback
+ownfaults.guard_the_start()
 
 
 def _running():
@@ -52,10 +54,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     # first: pytest-html and junitxml read htmlpath and xmlpath in their own pytest_configure
+    ownfaults.run_begins()
     _CONFIGS.append(config)
     options.load(config)
     params.make_run_folder(config)
-    reporting.start(config)
+    try:
+        reporting.start(config)
+    except OSError as e:    # the report's folder cannot be made (read-only, disk full)
+        ownfaults.folder_not_made(e)
     scheduling.deal_one_by_one(config)
 
 
@@ -120,14 +126,28 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         run.logreport(report)
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if run := reporting.running(session.config):
-        run.sessionfinish(session, exitstatus)
+# the innermost wrapper: after junitxml's and pytest-html's files, before the terminal's summary;
+# a file of the run that cannot be written (disk full, read-only) ends the run in one line
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int):
+    run = reporting.running(session.config)
+    try:
+        yield
+        if run:
+            run.sessionfinish(session, exitstatus)
+    except OSError as e:
+        if run is None:
+            raise
+        ownfaults.not_written(session, run, e)
+        return
+    if run:
+        ownfaults.written(session, run, session.config.stash.get(params.RUN_FOLDER, None))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
     if run := reporting.running(terminalreporter.config):
         run.terminal_summary(terminalreporter)
+    ownfaults.summary(terminalreporter.config, terminalreporter)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
