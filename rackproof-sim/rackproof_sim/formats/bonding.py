@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-from rackproof.probes.bonding import BondInfo, BondSlave, lacp_not_carrying
+from rackproof.probes.bonding import BondInfo, BondSlave
 
 
-# The actor's operational key (speed and duplex bits) is not modelled; 15 is what 10G/25G
-# ports show in real files. A member that is down has key 0.
-_ACTOR_KEY = 15
+# The kernel's speed codes (bond_3ad.c, enum ad_link_speed_type): the actor's operational key
+# is the code shifted left once, plus 1 for full duplex; 10G ports show 15, 25G 21, 100G 29.
+_SPEED_CODES = {1: 1, 10: 2, 100: 3, 1000: 4, 2500: 5, 5000: 6, 10000: 7, 14000: 8, 20000: 9, 25000: 10,
+                40000: 11, 50000: 12, 56000: 13, 100000: 14, 200000: 15, 400000: 16, 800000: 17}
+_SYNC = 0x08     # LACP port state bit: in sync with its aggregator
+
+
+def _actor_key(slave: BondSlave) -> int:
+    """The key a member's actor announces; 0 while it is down (no speed), as real files show."""
+    if slave.mii_status != "up" or slave.speed_mbps is None:
+        return 0
+    return _SPEED_CODES.get(slave.speed_mbps, 0) << 1 | (slave.duplex == "full")
 
 
 def _churn(port_state: int | None) -> str:
-    return "none" if lacp_not_carrying(port_state) is None else "churned"
+    # the churn machine ends in "none" once the port is in sync, "churned" when it never got there
+    # (a real file shows "monitoring" for a port's first minute instead)
+    return "none" if port_state is not None and port_state & _SYNC else "churned"
 
 
 _HASH_POLICY_NUMBERS = {"layer2": 0, "layer3+4": 1, "layer2+3": 2, "encap2+3": 3, "encap3+4": 4,
@@ -54,10 +65,11 @@ def _render_lacp_info(info: BondInfo, bond_name: str) -> list[str]:
         return lines + [f"bond {bond_name} has no active aggregator"]
     members = [s for s in info.slaves if s.aggregator_id == info.active_aggregator_id]
     partner_key = next((s.partner_oper_key for s in members if s.partner_oper_key is not None), 1)
+    actor_key = next((_actor_key(s) for s in members if _actor_key(s)), 0)
     lines += ["Active Aggregator Info:",
               f"\tAggregator ID: {info.active_aggregator_id}",
               f"\tNumber of ports: {len(members)}",
-              f"\tActor Key: {_ACTOR_KEY}",
+              f"\tActor Key: {actor_key}",
               f"\tPartner Key: {partner_key}"]
     if info.partner_mac is not None:
         lines.append(f"\tPartner Mac Address: {info.partner_mac}")
@@ -82,7 +94,7 @@ def _render_slave(info: BondInfo, slave: BondSlave, number: int) -> list[str]:
               f"Partner Churn State: {_churn(slave.partner_port_state)}",
               "Actor Churned Count: 0", "Partner Churned Count: 0"]
     actor = [("system priority", 65535), ("system mac address", info.system_mac),
-             ("port key", _ACTOR_KEY if slave.mii_status == "up" else 0), ("port priority", 255),
+             ("port key", _actor_key(slave)), ("port priority", 255),
              ("port number", number), ("port state", slave.actor_port_state)]
     partner = [("system priority", 65535), ("system mac address", slave.partner_mac),
                ("oper key", slave.partner_oper_key), ("port priority", 255),

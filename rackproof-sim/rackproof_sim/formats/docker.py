@@ -18,8 +18,8 @@ def render_image_id(image: str, image_id: str | None) -> tuple[str, int]:
 
 
 def render_no_access(path: str) -> str:
-    """Docker's error for a login outside the docker group (the socket is root:docker, 660),
-    asking the API for `path` ("info", "images/IMAGE/json")."""
-    return ("Got permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: "
+    """Docker 28's error for a login outside the docker group (the socket is root:docker, 660),
+    asking the API for `path` ("info", "images/IMAGE/json"); clients before 25 began it "Got "."""
+    return ("permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: "
             f'Get "http://%2Fvar%2Frun%2Fdocker.sock/v1.51/{path}": dial unix /var/run/docker.sock: connect: '
             "permission denied\n")

@@ -26,15 +26,18 @@ _TABLE_HEADER = (
 )
 
 
-def render_nccl(result: NcclResult, *, device: str = "[000f:01:00] NVIDIA GB10") -> str:
+def render_nccl(result: NcclResult, *, device: str = "[000f:01:00] NVIDIA GB10",
+                version: str | None = "2.18.3 nccl-headers=22809 nccl-library=22809") -> str:
     """Output of one nccl-tests job under mpirun, in the current (2.18) layout.
 
-    `device` is the PCI address and GPU name of each "Rank" line (a DGX Spark's by default).
-    The `# nThread` line is derived from the rows, PIDs are made up, the version line is left
-    out (older versions have none). parse_nccl(render_nccl(r)) == r.
+    `device` is the PCI address and GPU name of each "Rank" line, `version` the version line's
+    (both a DGX Spark's by default; None leaves the line out, as versions before 2.13 do).
+    The `# nThread` line is derived from the rows, PIDs are made up. parse_nccl(render_nccl(r)) == r.
     """
     sizes = [row.size for row in result.rows] or [0]
-    lines = [] if result.collective is None else [f"# Collective test starting: {result.collective}"]
+    lines = [] if version is None else [f"# nccl-tests version {version}"]
+    if result.collective is not None:
+        lines.append(f"# Collective test starting: {result.collective}")
     lines += [f"# nThread 1 nGpus 1 minBytes {min(sizes)} maxBytes {max(sizes)} step: 2(factor) "
               "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0",
               "#", "# Using devices"]

@@ -19,8 +19,17 @@ def render_nvidia_smi_query(rows, fields, header: bool = False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+# What the GPU rows of an idle machine show besides the name, by GPU: persistence mode, the
+# PCI domain of the bus id, temperature/performance/power cells and the MIG cell, as captured on
+# a Thor (595.78) and a DGX Spark's GB10 (580.159.03); other GPUs are printed as a Thor.
+_ROWS = {
+    "NVIDIA GB10": ("On ", "0000000F", "| N/A   46C    P8              3W /  N/A  |", "N/A"),
+    "NVIDIA Thor": ("Off", "00000000", "| N/A   35C  N/A               1W /  N/A  |", "Disabled"),
+}
+
+
 def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12:13:37 2026") -> str:
-    """The table of an idle Thor (layout of a real 595.78 capture); names up to 30 characters."""
+    """The table of an idle Thor or DGX Spark (layouts of real captures); names up to 30 characters."""
     cuda = banner.cuda_version or "N/A"
     wide = "+" + "-" * 89 + "+"
     split = "+" + "-" * 41 + "+" + "-" * 24 + "+" + "-" * 22 + "+"
@@ -36,10 +45,11 @@ def render_nvidia_smi_banner(banner: NvidiaSmiBanner, date: str = "Tue Oct  6 12
         "|=========================================+========================+======================|",
     ]
     for index, name in enumerate(banner.gpu_names):
+        persistence, domain, sensors, mig = _ROWS.get(name, _ROWS["NVIDIA Thor"])
         lines += [
-            f"|{index:>4}  {name:<30} Off |   00000000:{index + 1:02X}:00.0 Off |                  N/A |",
-            "| N/A   35C  N/A               1W /  N/A  | Not Supported          |      0%      Default |",
-            "|                                         |                        |             Disabled |",
+            f"|{index:>4}  {name:<30} {persistence} |   {domain}:{index + 1:02X}:00.0 Off |                  N/A |",
+            f"{sensors} Not Supported          |      0%      Default |",
+            f"|                                         |                        |{mig:>21} |",
             split,
         ]
     lines += [

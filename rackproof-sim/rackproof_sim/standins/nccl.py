@@ -268,4 +268,4 @@ def _table(tool: str, hosts: list[str], args: list[str], m: dict) -> str:
     result = NcclResult(rows=tuple(rows), avg_busbw_gbs=avg, out_of_bounds=0, ok=True,
                         ranks=tuple(enumerate(hosts)), collective=tool)
     from rackproof_sim.formats.nccl import render_nccl
-    return "# nccl-tests version 2.18.3 nccl-headers=22809 nccl-library=22809\n" + render_nccl(result)
+    return render_nccl(result)
