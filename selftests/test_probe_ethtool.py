@@ -159,3 +159,19 @@ link_infos = st.builds(
 @given(link_infos)
 def test_render_round_trip(info):
     assert parse_ethtool(render_ethtool(info), info.interface) == info
+
+
+@pytest.mark.parametrize("before", ["\tSpeed: 10Mb/s\n\tLink detected: no\n", "Link detected: no\n",
+                                    "garbage\n"])
+def test_a_value_before_the_first_header_is_refused_not_read_as_the_interfaces(before):
+    thor = sample(THOR)
+    with pytest.raises(ParseError, match="comes before the 'Settings for mgbe0_0:' line: a value of no interface"):
+        parse_ethtool(before + thor, "mgbe0_0")
+
+
+def test_ethtools_own_complaints_before_the_header_are_not_values():
+    """The real sample: a login without root, stderr's "Cannot get ..." lines printed first."""
+    info = parse_ethtool(sample("ethtool_nonroot_permission_errors_insights.txt"), "eth1")
+    assert (info.speed_mbps, info.duplex, info.link_detected) == (1000, "Full", True)
+    assert parse_ethtool("netlink error: Operation not permitted\n" + sample(THOR), "mgbe0_0") == \
+        parse_ethtool(sample(THOR), "mgbe0_0")

@@ -118,3 +118,11 @@ fec_infos = st.builds(
 @given(fec_infos)
 def test_render_round_trip(info):
     assert parse_fec(render_fec(info), info.interface) == info
+
+
+def test_modes_before_the_first_header_are_refused_not_read_as_the_interfaces():
+    before = "Supported/Configured FEC encodings: Off\nActive FEC encoding: Off\n"
+    with pytest.raises(ParseError, match="comes before the 'FEC parameters for enp1s0f1np1:' line"):
+        parse_fec(before + sample(SPARK_PORT_1), "enp1s0f1np1")
+    assert parse_fec("netlink error: Operation not permitted\n" + sample(SPARK_PORT_1), "enp1s0f1np1") == \
+        parse_fec(sample(SPARK_PORT_1), "enp1s0f1np1")

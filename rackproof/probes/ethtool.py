@@ -4,7 +4,8 @@ Real output indents with tabs, copies in documents with spaces; lines without a 
 continuations of the key above (link mode lists). Without root, lines such as "netlink error:
 Operation not permitted" are mixed in; they are keys nobody asks for. `ethtool A B C` reports
 only A. Only the block under "Settings for IFACE:" of the interface asked for is read: output
-holding another interface's block, or no header at all, must not pass for this interface's.
+holding another interface's block, or no header at all, must not pass for this interface's; a
+line before the first header other than ethtool's own complaints ("Cannot get ...") is refused.
 
 Also home of the helpers the other ethtool-style parsers share (fec, bonding).
 """
@@ -36,15 +37,28 @@ def split_key_value(line: str) -> tuple[str, str] | None:
     return key.rstrip(), value.lstrip()
 
 
+# what ethtool says on stderr when it cannot read a part ("Cannot get wake-on-lan settings:
+# Operation not permitted", "netlink error: Operation not permitted"): printed unbuffered, it
+# comes before the header in a capture of both streams
+_COMPLAINT = re.compile(r"Cannot \S.*|netlink error: .*")
+
+
 def interface_block(tool: str, text: str, header: str, interface: str) -> list[str]:
     """The lines after "HEADER INTERFACE:" up to the next "HEADER OTHER:" line. ethtool prints
-    one such block per interface; without the asked-for one, the text says nothing about it."""
+    one such block per interface; without the asked-for one, the text says nothing about it.
+    Before the first header only ethtool's complaints may come: any other line there is a value
+    of no interface, and refused."""
     header_line = re.compile(re.escape(header) + r" (\S+):")
-    block = None
+    block, headed, stray = None, False, None
     for line in text.splitlines():
         named = header_line.fullmatch(line.strip())
         if named and block is not None:
             break                           # the next interface's block
+        if named and not headed and stray is not None:
+            raise ParseError(tool, f"{stray[:80]!r} comes before the '{named[0]}' line: a value of no interface", text)
+        headed = headed or bool(named)
+        if not headed and stray is None and line.strip() and not _COMPLAINT.fullmatch(line.strip()):
+            stray = line.strip()
         if named and named[1] == interface:
             block = []
         elif block is not None:
@@ -139,4 +153,7 @@ def _link_modes(value: list[str] | None) -> tuple[str, ...]:
 
 # ethtool exits 75/76 on some drivers without root yet prints what we need: parse anyway
 ETHTOOL = Probe("ethtool", "a lane's speed, duplex, port and link", "ethtool {interface}",
-                parse_ethtool, ("interface",), ok_exit=(0, 75, 76))
+                parse_ethtool, ("interface",), ok_exit=(0, 75, 76),
+                seen_on=("DGX Spark", "Jetson AGX Thor", "E810 ice", "CentOS"),
+                unseen="the Thor's record was abridged by its author and taken as a non-root login: no whole Thor "
+                       "output was found; of a Spark only the Speed line")
