@@ -239,3 +239,16 @@ def test_systemctl_show_blocks_as_systemctl_prints_them():
     ours = [line.split("=")[0] for line in blocks[0].splitlines()]
     assert ours[0] == "RuntimeMaxUSec"
     assert sorted(ours[1:], key=unit_order.index) == ours[1:]
+
+
+# -- ethtool -i (the stand-in's own lines: a driver line no renderer prints) --------------------
+
+def test_ethtool_driver_of_a_spark_cx7_port(capsys):
+    """A DGX Spark's CX7 port: the inbox driver names the kernel's release, the firmware its PSID
+    (a Spark on DGX OS 7); the lines after them are mlx5_core's (a CX7 on Ubuntu)."""
+    from rackproof_sim.standins.ethtool import _driver
+    assert _driver("enP2p1s0f0np0", {"kind": "cx7"}) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:3] == sample("ethtool_i_dgx_spark_enP2p1s0f0np0_PARTIAL.txt").splitlines()
+    real = sample("ethtool_i_mlx5_cx7_fw28.39_ubuntu_gpu_server.txt").splitlines()
+    assert printed[3] == real[3] and printed[4] == "bus-info: 0002:01:00.0" and printed[5:] == real[5:]

@@ -8,12 +8,19 @@ model's rates per GB (`errors_per_gb`): a marginal cable's grow only while traff
 
 from __future__ import annotations
 
+import re
 import sys
 
 from . import exists, link_up, model, sysfs
 
-DRIVERS = {"lane": ("nvethernet", "1.0", "0000:00:00.0"), "cx7": ("mlx5_core", "25.07-0.9.7", "0000:01:00.1"),
+# The CX7's as a DGX Spark on DGX OS 7 prints them (inbox mlx5_core: the kernel's release; the
+# firmware with its PSID); the Thor's MGBE and the Spark's management port are not from a capture.
+DRIVERS = {"lane": ("nvethernet", "1.0", "0000:00:00.0"),
+           "cx7": ("mlx5_core", "6.17.0-1029-nvidia", "0000:01:00.0"),
            "mgmt": ("r8127", "11.015.00-NAPI", "0008:01:00.0")}
+CX7_FIRMWARE = "28.45.4028 (NVD0000000087)"
+# predictable names of PCI functions: [P<domain>]p<bus>s<slot>f<function>
+_PCI_NAME = re.compile(r"en(?:P(\d+))?p(\d+)s(\d+)f(\d+)")
 
 
 def _no_device(iface: str) -> int:
@@ -131,13 +138,25 @@ def _statistics(iface: str, spec: dict | None) -> int:
     return 0
 
 
+def _bus(iface: str, default: str) -> str:
+    """The PCI address a predictable interface name encodes (enP2p1s0f1np1: 0002:01:00.1)."""
+    named = _PCI_NAME.match(iface)
+    if not named:
+        return default
+    domain, bus, slot, function = (int(part or 0) for part in named.groups())
+    return f"{domain:04x}:{bus:02x}:{slot:02x}.{function}"
+
+
 def _driver(iface: str, spec: dict | None) -> int:
     kind = (spec or {}).get("kind")
     driver, version, bus = DRIVERS.get(kind, ("veth", "1.0", ""))
+    if kind == "cx7":
+        bus = _bus(iface, bus)
+    # mlx5_core answers "no" to eeprom access (its module EEPROM is read through ethtool -m)
     sys.stdout.write(
-        f"driver: {driver}\nversion: {version}\nfirmware-version: {'28.45.1200' if kind == 'cx7' else ''}\n"
+        f"driver: {driver}\nversion: {version}\nfirmware-version: {CX7_FIRMWARE if kind == 'cx7' else ''}\n"
         f"expansion-rom-version: \nbus-info: {bus}\nsupports-statistics: yes\nsupports-test: "
-        f"{'yes' if kind == 'cx7' else 'no'}\nsupports-eeprom-access: {'yes' if kind else 'no'}\n"
+        f"{'yes' if kind == 'cx7' else 'no'}\nsupports-eeprom-access: {'yes' if kind in ('lane', 'mgmt') else 'no'}\n"
         "supports-register-dump: no\nsupports-priv-flags: "
         f"{'yes' if kind == 'cx7' else 'no'}\n")
     return 0
