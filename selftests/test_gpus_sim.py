@@ -57,7 +57,11 @@ def test_a_gpu_the_driver_does_not_see_fails_its_node_only(pytester, thor2):
 
 
 def test_clocks_that_scale_fail_their_node_only(pytester, thor2):
+    """The simulated Thor prints a real Thor's layout: the check judges its GPU's two domains."""
     run = suite(pytester, thor2, GPUS, fault=("thor-2", "clocks-unlocked"))
     assert run.failed == {"test_gpus::test_clocks_locked[thor-2]"}, run.output
-    assert "thor-2: clocks locked (jetson_clocks --show): expected MinFreq = MaxFreq on every CPU and the GPU, found " \
-        "cpu0 972000-2601000" in run.messages["test_gpus::test_clocks_locked[thor-2]"]
+    message = run.messages["test_gpus::test_clocks_locked[thor-2]"]
+    assert "thor-2: clocks locked (jetson_clocks --show): expected MinFreq = MaxFreq on every online CPU and GPU " \
+        "clock domain (gpu-gpc-0, gpu-nvd-0), found cpu0 972000-2601000, " in message
+    assert ", cpu13 972000-2601000, gpu-gpc-0 306000000-1575000000, gpu-nvd-0 345000000-1692000000. Usual cause" in \
+        message
