@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from rackproof.probes.chrony import parse_tracking
-from rackproof.probes.jetson import parse_jetson_clocks, parse_nvpmodel
+from rackproof.probes.jetson import parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release, parse_nvpmodel
 from rackproof_sim.formats.chrony import render_tracking
-from rackproof_sim.formats.jetson import render_jetson_clocks
+from rackproof_sim.formats.jetson import (
+    render_dpkg_versions, render_jetson_clocks, render_nv_tegra_release, render_nvpmodel)
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -57,3 +58,15 @@ def test_chronyc_tracking_lines(name):
     assert [line[:18] for line in rendered] == [line[:18] for line in real]
     fixed = ("Reference ID", "Stratum", "System time", "Leap status")
     assert [line for line in rendered if line.startswith(fixed)] == [line for line in real if line.startswith(fixed)]
+
+
+@pytest.mark.parametrize("name, parse, render", [
+    ("nv_tegra_release_R38.2.0_jp7.txt", parse_nv_tegra_release, render_nv_tegra_release),  # a Thor's, JetPack 7
+    ("nvpmodel_q_agx_orin_maxn.txt", parse_nvpmodel, render_nvpmodel),
+    ("dpkg_query_local_debian12_bash_libc6.txt", parse_dpkg_versions, render_dpkg_versions),
+])
+def test_the_other_jetson_renderers_give_the_real_output_back(name, parse, render):
+    """Every line of these is fixed by the facts (the release file's GCID and date: the renderer's
+    defaults, taken from this file)."""
+    real = (SAMPLES / name).read_text()
+    assert render(parse(real)) == real
