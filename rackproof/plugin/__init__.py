@@ -60,6 +60,8 @@ def pytest_configure(config: pytest.Config) -> None:
     params.make_run_folder(config)
     try:
         reporting.start(config)
+        if run := reporting.running(config):   # made here, before pytest-html makes it with a traceback
+            run.folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:    # the report's folder cannot be made (read-only, disk full)
         ownfaults.folder_not_made(e)
     scheduling.deal_one_by_one(config)
