@@ -22,12 +22,12 @@ from selftests.suite import REPLAYS, REPO
 BIN = Path(sys.executable).parent
 
 
-def _run(folder: Path, recording: str, step_summary: Path | None = None) -> Path:
+def _run(folder: Path, recording: str, step_summary: Path | None = None, *args: str) -> Path:
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
     if step_summary:
         env["GITHUB_STEP_SUMMARY"] = str(step_summary)
     run = subprocess.run([str(BIN / "pytest"), "-q", "-p", "no:cacheprovider", "--replay", str(REPLAYS / recording),
-                          "--ticket", "CHG-88", "--operator", "dana", f"--html={folder / 'report.html'}"],
+                          "--ticket", "CHG-88", "--operator", "dana", f"--html={folder / 'report.html'}", *args],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert (folder / "results.json").exists(), run.stdout + run.stderr
     return folder
@@ -104,9 +104,11 @@ def test_the_summary_goes_to_the_report_folder_without_github(healthy):
 
 
 def test_the_summary_is_appended_to_githubs_step_summary(tmp_path):
+    """(under xdist: the controller writes the summary and the junit properties)"""
     step_summary = tmp_path / "step_summary.md"
     step_summary.write_text("an earlier step's summary\n")
-    folder = _run(tmp_path / "run", "thor5-ssh-thor2-to-thor4", step_summary)
+    folder = _run(tmp_path / "run", "thor5-ssh-thor2-to-thor4", step_summary, "-n", "2")
+    assert junit.results_sha256((folder / "junit.xml").read_bytes()) == _sha(folder / "results.json")
     text = step_summary.read_text()
     assert text.startswith("an earlier step's summary\n## rackproof: REJECTED\n"), text
     assert "- failed: tests\\_ssh/test\\_ssh\\_mesh.py::test\\_passwordless\\_ssh\\[thor-2-&gt;thor-4\\]" in text, text
@@ -124,3 +126,11 @@ def test_node_output_in_the_summary_cannot_forge_markdown_or_html():
     assert "&lt;img src=x onerror=alert(1)&gt;" in text and "\\!\\[x\\](http://evil/x.png)" in text
     assert all(line.count("|") == line.count("\\|") for line in text.splitlines() if line.startswith("- "))
     assert "**100 not passed** (the first 10)" in text and len(text.splitlines()) <= 30
+
+
+def test_a_step_summary_that_cannot_be_written_falls_back_to_the_folder(tmp_path):
+    doc = {"run": {"cluster": "c", "step": 3, "replay": None, "ticket": "", "operator": ""},
+           "verdict": {"decision": "ACCEPTED", "summary": "1 checks passed", "coverage": {"nodes": []}, "drift": []},
+           "counts": {"passed": 1}, "tests": []}
+    assert summary.write(doc, tmp_path, str(tmp_path / "no-such-folder" / "summary")) == tmp_path / "summary.md"
+    assert (tmp_path / "summary.md").read_text().startswith("## rackproof: ACCEPTED\n")

@@ -58,12 +58,16 @@ def markdown(doc: dict, folder: Path) -> str:
 
 
 def write(doc: dict, folder: Path, step_summary: str | None) -> Path:
-    """Where the summary went: appended to `step_summary` (GitHub's file) when given, else
-    summary.md in the report folder."""
+    """Where the summary went: appended to `step_summary` (GitHub's file) when given, else (or
+    when that cannot be written: the terminal then names the folder's file) summary.md in the
+    report folder."""
     text = markdown(doc, folder)
     if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as f:
-            f.write(text)
-        return Path(step_summary)
+        try:
+            with open(step_summary, "a", encoding="utf-8") as f:
+                f.write(text)
+            return Path(step_summary)
+        except OSError:
+            pass
     (folder / FILE).write_text(text, encoding="utf-8")
     return folder / FILE
