@@ -252,3 +252,17 @@ def test_ethtool_driver_of_a_spark_cx7_port(capsys):
     assert printed[:3] == sample("ethtool_i_dgx_spark_enP2p1s0f0np0_PARTIAL.txt").splitlines()
     real = sample("ethtool_i_mlx5_cx7_fw28.39_ubuntu_gpu_server.txt").splitlines()
     assert printed[3] == real[3] and printed[4] == "bus-info: 0002:01:00.0" and printed[5:] == real[5:]
+
+
+def test_ib_write_bw_of_a_timed_run():
+    """`-D SECONDS` (how the suite runs it): perftest warns that it measures no peak, as with
+    --run_infinitely, then prints one row and the closing line. The capture is of a newer
+    perftest on a Proxmox host (more header fields, which the Spark's perftest does not print);
+    the lines the facts fix are compared: the warning, the row and the closing line (that perftest
+    puts three spaces before MsgRate in the table header, the Spark's four)."""
+    real = sample("ib_write_bw_D5_bidirectional_mlx5_proxmox_cpu_freq_line.txt").splitlines()
+    rendered = render_ib_write_bw(parse_ib_write_bw("\n".join(real) + "\n"), duration=True).splitlines()
+    assert rendered[0].strip() == real[0].strip()
+    assert rendered[-2:] == real[-2:]     # real[-3]: a CPU frequency notice, then the row
+    assert render_ib_write_bw(parse_ib_write_bw("\n".join(real) + "\n"), duration=True, warned=True) \
+        .splitlines()[0] == real[1]                          # a server warned before it waited

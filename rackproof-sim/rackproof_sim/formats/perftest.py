@@ -5,20 +5,22 @@ from __future__ import annotations
 from rackproof.probes.perftest import PerftestResult
 
 
-_WARNING = " WARNING: BW peak won't be measured in this run."
+NO_PEAK_WARNING = " WARNING: BW peak won't be measured in this run."
 _SEPARATOR = "-" * 87
 # Queue pair numbers and keys are not modelled: those of a real DGX Spark run.
 _QP_ADDRESSES = (" local address:  LID 0000 QPN 0x01a9 PSN 0x5e41f9 RKey 0x1a03ed VAddr 0x00f374277dd000",
                  " remote address: LID 0000 QPN 0x01a9 PSN 0x8ab8e7  RKey 0x1a0300 VAddr 0x00f285f5f1d000")
 
 
-def render_ib_write_bw(result: PerftestResult, *, run_infinitely: bool = False,
-                       local_ip: str | None = None, remote_ip: str | None = None) -> str:
-    """The client's output of `ib_write_bw -F [--report_gbits] [--run_infinitely] SERVER`.
+def render_ib_write_bw(result: PerftestResult, *, run_infinitely: bool = False, duration: bool = False,
+                       local_ip: str | None = None, remote_ip: str | None = None, warned: bool = False) -> str:
+    """The client's output of `ib_write_bw -F [--report_gbits] [--run_infinitely | -D SECONDS] SERVER`.
 
     With run_infinitely: the WARNING, a few interval rows ending in `result`, no closing line
-    (the run ends when it is killed). GID lines are printed when both addresses are given
-    (RoCE). The result must name its device and link type; then
+    (the run ends when it is killed). With duration (-D) perftest prints the same WARNING (it
+    measures no peak either), then one row and the closing line; `warned`: the WARNING was printed
+    already (a server prints it before it waits for its client). GID lines are printed when both
+    addresses are given (RoCE). The result must name its device and link type; then
     parse_ib_write_bw(render_ib_write_bw(r)) == r.
     """
     if result.device is None or result.link_type is None:
@@ -32,7 +34,7 @@ def render_ib_write_bw(result: PerftestResult, *, run_infinitely: bool = False,
         single.append(("GID index", "3"))
     single += [("Max inline data", "0[B]"), ("rdma_cm QPs", "OFF"), ("Data ex. method", "Ethernet")]
 
-    lines = [_WARNING] if run_infinitely else []
+    lines = [NO_PEAK_WARNING] if (run_infinitely or duration) and not warned else []
     lines += [_SEPARATOR, " " * 20 + "RDMA_Write BW Test"]
     lines += [f" {l_key:<16}: {l_value:<14} {r_key:<15}: {r_value}"
               for (l_key, l_value), (r_key, r_value) in zip(left, right)]

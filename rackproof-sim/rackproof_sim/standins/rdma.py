@@ -135,8 +135,8 @@ def _ib_write_bw(m: dict, args: list[str]) -> int:
                       " Failed status 12: wr_id 0 syndrom 0x81", " Failed to complete run_iter_bw function successfully"])
     sock.close()
     result = _result(m, o, device)
-    sys.stdout.write(render_ib_write_bw(result, run_infinitely=o["infinite"], local_ip=local_ip,
-                                        remote_ip=peer.get("ip")))
+    sys.stdout.write(render_ib_write_bw(result, run_infinitely=o["infinite"], duration=o["duration"] is not None,
+                                        local_ip=local_ip, remote_ip=peer.get("ip")))
     sys.stdout.flush()
     if o["infinite"]:
         while True:               # as perftest: runs until it is killed
@@ -145,7 +145,11 @@ def _ib_write_bw(m: dict, args: list[str]) -> int:
 
 
 def _server(m, o, device, netdev, local_ip, render) -> int:
-    sys.stdout.write("\n************************************\n* Waiting for client to connect... *\n"
+    no_peak = o["infinite"] or o["duration"] is not None
+    # perftest warns before it waits, as the client does, when it will measure no peak
+    from rackproof_sim.formats.perftest import NO_PEAK_WARNING
+    sys.stdout.write((NO_PEAK_WARNING + "\n" if no_peak else "")
+                     + "\n************************************\n* Waiting for client to connect... *\n"
                      "************************************\n")
     sys.stdout.flush()
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -176,6 +180,6 @@ def _server(m, o, device, netdev, local_ip, render) -> int:
     except OSError:
         pass
     conn.close()
-    sys.stdout.write(render(_result(m, o, device), run_infinitely=o["infinite"], local_ip=local_ip,
-                            remote_ip=client.get("ip")))
+    sys.stdout.write(render(_result(m, o, device), run_infinitely=o["infinite"], duration=o["duration"] is not None,
+                            local_ip=local_ip, remote_ip=client.get("ip"), warned=True))
     return 0
