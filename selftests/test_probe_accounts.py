@@ -32,3 +32,17 @@ def test_whose_processes():
 def test_unreadable(parse, text):
     with pytest.raises(ParseError):
         parse(text)
+
+
+# --- real outputs of other machines (samples/SOURCES.md) ---
+
+def test_a_login_useradd_made_on_ubuntu_24_04():
+    """useradd without -m on an Ubuntu 24.04 VM: the entry names /home/testuser2 (which it did not
+    create) and the default shell /bin/sh; the empty GECOS field is read as a field."""
+    account = parse_passwd((SAMPLES / "getent_passwd_ubuntu24.04_useradd_testuser2.txt").read_text())
+    assert (account.login, account.uid, account.home) == ("testuser2", 1000, "/home/testuser2")
+
+
+def test_root_on_a_course_server():
+    account = parse_passwd((SAMPLES / "getent_passwd_root_serveur_course.txt").read_text())
+    assert (account.login, account.uid, account.home) == ("root", 0, "/root")

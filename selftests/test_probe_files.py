@@ -48,3 +48,17 @@ def test_hosts_file_entries():
 def test_hosts_file_entry_without_a_name():
     with pytest.raises(ParseError, match="without a name"):
         parse_hosts_file("10.10.0.11\n")
+
+
+# --- real /etc/hosts of other machines (samples/SOURCES.md) ---
+
+def test_a_centos_7_ceph_nodes_hosts_with_tabs():
+    entries = parse_hosts_file((SAMPLES / "hosts_file_centos7_ceph_four_nodes_tabs.txt").read_text())
+    assert entries == ("127.0.0.1 localhost localhost.localdomain localhost4 localhost4.localdomain4",
+                       "::1 localhost localhost.localdomain localhost6 localhost6.localdomain6",
+                       "192.168.1.11 node1", "192.168.1.12 node2", "192.168.1.13 node3", "192.168.1.14 node4")
+
+
+def test_a_blank_line_between_the_stock_entries_and_the_cluster():
+    entries = parse_hosts_file((SAMPLES / "hosts_file_centos7_greenplum_two_nodes_blank_line.txt").read_text())
+    assert entries[2:] == ("192.168.7.159 gpserver1", "192.168.7.160 gpserver2") and len(entries) == 4

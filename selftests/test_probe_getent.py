@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.getent import parse_getent_hosts
+from rackproof.probes.getent import GETENT_HOSTS, parse_getent_hosts
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -64,3 +64,46 @@ def test_glibc_layout_round_trip(entries):
             if address not in expected.setdefault(name, []):
                 expected[name].append(address)
     assert parse_getent_hosts(text) == {name: tuple(found) for name, found in expected.items()}
+
+
+# --- real outputs of other machines (samples/SOURCES.md) ---
+
+def real(name: str) -> str:
+    return (SAMPLES / name).read_text()
+
+
+def test_a_short_name_the_resolver_completed_resolves_to_the_completed_names_address():
+    """`getent hosts serverb` on a RHEL lab machine and `getent hosts ip-172-0-0-4` on EC2 answer
+    under the name their search domain completed: the asked name resolved to that address (the
+    old parser left it out, so a node reachable by its short name read as not resolving)."""
+    assert parse_getent_hosts(real("getent_hosts_rhel_lab_serverb_search_domain.txt"), ["serverb"]) == {
+        "serverb": ("172.25.250.11",), "serverb.lab.example.com": ("172.25.250.11",)}
+    hosts = parse_getent_hosts(real("getent_hosts_rhel7_ec2_short_name_fqdn_answer.txt"), ["ip-172-0-0-4"])
+    assert hosts["ip-172-0-0-4"] == ("172.0.0.4",)
+    # a name not asked is not made up, and a name whose completion is asked too is not credited with it
+    assert "serverb" not in parse_getent_hosts(real("getent_hosts_rhel_lab_serverb_search_domain.txt"))
+    assert "serverb" not in parse_getent_hosts(real("getent_hosts_rhel_lab_serverb_search_domain.txt"),
+                                               ["serverb", "serverb.lab.example.com"])
+    assert "serverc" not in parse_getent_hosts(real("getent_hosts_rhel_lab_serverb_search_domain.txt"), ["serverc"])
+
+
+def test_the_probe_gives_the_parser_the_names_asked():
+    assert GETENT_HOSTS.parse(real("getent_hosts_rhel_lab_serverb_search_domain.txt"),
+                              {"names": ["serverb"]})["serverb"] == ("172.25.250.11",)
+
+
+def test_an_alias_from_etc_hosts_and_the_canonical_name_share_the_address():
+    hosts = parse_getent_hosts(real("getent_hosts_rhel7_ec2_hosts_alias_bc1.txt"), ["bc1"])
+    assert hosts == {"bc1": ("172.0.0.4",), "ip-172-0-0-4.eu-central-1.compute.internal": ("172.0.0.4",)}
+
+
+def test_a_link_local_ipv6_answer_is_read_as_printed():
+    """getent asks for IPv6 first: the EC2 node's own FQDN came back as its fe80:: address only
+    (one space after an address longer than 15 columns)."""
+    assert parse_getent_hosts(real("getent_hosts_rhel7_ec2_fqdn_ipv6_link_local.txt")) == {
+        "ip-172-0-0-4.eu-central-1.compute.internal": ("fe80::7b:faff:fee2:a145",)}
+
+
+def test_one_name_with_three_addresses_keeps_them_in_order():
+    assert parse_getent_hosts(real("getent_hosts_docker_swarm_tasks_three_addresses.txt"), ["tasks.redis-master"]) == {
+        "tasks.redis-master": ("10.16.0.183", "10.16.0.182", "10.16.0.181")}

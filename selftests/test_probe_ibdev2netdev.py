@@ -74,3 +74,26 @@ def test_the_twins_on_each_pcie_path():
     found = twins(parse_ibdev2netdev((SAMPLES / "ibdev2netdev_dgx_spark.txt").read_text()))
     assert found == {"enp1s0f0np0": "enp1s0f1np1", "enp1s0f1np1": "enp1s0f0np0",
                      "enP2p1s0f0np0": "enP2p1s0f1np1", "enP2p1s0f1np1": "enP2p1s0f0np0"}
+
+
+# --- real outputs of other machines (samples/SOURCES.md) ---
+
+def test_a_rhel_node_with_roce_and_infiniband_ports_one_down():
+    maps = parse_ibdev2netdev((SAMPLES / "ibdev2netdev_rhel7.3_cx4lx_roce_and_ib_one_down.txt").read_text())
+    assert maps == (RdmaMap("mlx5_0", 1, "eth4", True), RdmaMap("mlx5_1", 1, "eth5", False),
+                    RdmaMap("mlx5_2", 1, "ib2", True))
+
+
+def test_ten_connectx_ports_of_an_ubuntu_22_04_doca_host_all_up():
+    maps = parse_ibdev2netdev((SAMPLES / "ibdev2netdev_ubuntu22.04_doca_ofed_ten_up.txt").read_text())
+    assert [m.device for m in maps] == [f"mlx5_{k}" for k in range(10)]
+    assert all(m.up and m.port == 1 for m in maps) and maps[2].netdev == "ens9f1np1"
+    assert twins(maps) == {"ens9f0np0": "ens9f1np1", "ens9f1np1": "ens9f0np0"}
+
+
+def test_a_release_that_prints_no_port_is_read_not_refused():
+    """NVIDIA's bobber docs show a DGX A100's twelve IB ports as "mlx5_0 ==> ib0 (Up)" (no
+    "port N"); the old parser refused it as not ibdev2netdev output."""
+    maps = parse_ibdev2netdev((SAMPLES / "ibdev2netdev_dgx_a100_bobber_doc_no_port.txt").read_text())
+    assert len(maps) == 12 and all(m.up and m.port is None for m in maps)
+    assert (maps[2].device, maps[2].netdev) == ("mlx5_10", "ib10")   # in the order printed (sorted as text)

@@ -50,5 +50,10 @@ def parse_processes(text: str) -> tuple[Process, ...]:
 
 
 PASSWD = Probe("getent passwd", "whether a login exists on the node, and its home", "getent passwd {login}",
-               parse_passwd, ok_exit=(0, 2), once=True)
-PROCESSES = Probe("ps owners", "every process on the node and its owner", "ps -eo user:32=,pid=,comm=", parse_processes)
+               parse_passwd, ok_exit=(0, 2), once=True, seen_on=("Ubuntu 24.04", "Debian 12"),
+               unseen="no real output of a Jetson AGX Thor or a DGX Spark was found; glibc prints the entry as "
+                      "stored, alike on every glibc distribution")
+PROCESSES = Probe("ps owners", "every process on the node and its owner", "ps -eo user:32=,pid=,comm=", parse_processes,
+                  seen_on=("Debian 12",),
+                  unseen="no real `ps -eo user:32=,pid=,comm=` of another machine was found (posts show `ps aux` or "
+                         "a header); procps prints exactly the columns -o names: seen only on the simulated rack")

@@ -182,4 +182,7 @@ def _hash_policy(value: str, text: str) -> str:
 
 # The 802.3ad details (aggregator, partner) are shown to root only: sudo where the login may
 BONDING = Probe("bonding", "a bond's mode, hash policy, members, aggregators and LACP partner",
-                "sudo -n cat /proc/net/bonding/{bond} 2>/dev/null || cat /proc/net/bonding/{bond}", parse_bonding)
+                "sudo -n cat /proc/net/bonding/{bond} 2>/dev/null || cat /proc/net/bonding/{bond}", parse_bonding,
+                seen_on=("Ubuntu kernel 6.8", "CentOS", "RHEL"),
+                unseen="no bond of a Jetson AGX Thor was found (the kernel's bonding driver writes this file, "
+                       "the same on Ubuntu 24.04's kernel 6.8 that JetPack 7 is built on)")

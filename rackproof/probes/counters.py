@@ -141,9 +141,16 @@ def judged() -> str:
 
 STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops, pause frames); judged, CRC/FCS "
               f"errors by driver: {judged()} (a lane with none of its driver's is not verified)",
-              "ethtool -S {interface}", parse_ethtool_stats)
+              "ethtool -S {interface}", parse_ethtool_stats,
+              seen_on=("ST SoC stmmac", "VyOS ConnectX-6 Dx mlx5_core", "Linux 6.6.43 bnxt_en", "E810 ice",
+                       "X710 i40e"),
+              unseen="no `ethtool -S` of a Thor's MGBE (nvethernet) or of a Spark's ConnectX-7 was found: stmmac has "
+                     "the MGBE's Synopsys counter names, mlx5_core of a ConnectX-6 Dx the CX7's")
 DRIVER = Probe("ethtool -i", "a lane's driver (which names its error counters)", "ethtool -i {interface}",
-               parse_ethtool_driver, once=True)
+               parse_ethtool_driver, once=True, seen_on=("E810 ice", "ConnectX-4 Lx mlx5_core", "Linux 6.6 bnxt_en"),
+               unseen="no `ethtool -i` of a Thor's MGBE or of a Spark's ConnectX-7 was found")
 BYTES = Probe("rx_bytes tx_bytes", "the bytes a lane has received and sent (the kernel's counters)",
               "cat /sys/class/net/{interface}/statistics/rx_bytes /sys/class/net/{interface}/statistics/tx_bytes",
-              parse_bytes)
+              parse_bytes, seen_on=("Debian 12",),
+              unseen="no capture of another machine was kept: each file is one decimal number and a newline on "
+                     "every Linux (the kernel's sysfs ABI, Documentation/ABI/testing/sysfs-class-net-statistics)")

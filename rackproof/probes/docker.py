@@ -43,4 +43,7 @@ def parse_image_id(text: str) -> Image:
 
 
 IMAGE_ID = Probe("docker image inspect", "whether the node's Docker holds a container image (its id)",
-                 "docker image inspect --format '{{{{.Id}}}}' {image} 2>&1", parse_image_id, ok_exit=(0, 1, 127))
+                 "docker image inspect --format '{{{{.Id}}}}' {image} 2>&1", parse_image_id, ok_exit=(0, 1, 127),
+                 seen_on=("Ubuntu Docker 28.5.1", "Docker 28 API v1.51", "Docker 1.9.1"),
+                 unseen="no output of a DGX Spark's Docker (DGX OS 7) was found; the words are Docker's own, "
+                        "not the distribution's")

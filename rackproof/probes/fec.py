@@ -98,7 +98,9 @@ def _parse_json(text: str, interface: str) -> FecInfo:
 
 
 FEC = Probe("ethtool --show-fec", "a lane's configured and active FEC", "ethtool --show-fec {interface}",
-            parse_fec, ("interface",))
+            parse_fec, ("interface",), seen_on=("DGX Spark", "E810"),
+            unseen="no `ethtool --show-fec` of a Jetson AGX Thor was found")
 # with -I: the corrected and uncorrectable block counters, read before and after load
 FEC_STATS = Probe("ethtool -I --show-fec", "a lane's FEC block counters", "ethtool -I --show-fec {interface}",
-                  parse_fec, ("interface",))
+                  parse_fec, ("interface",), seen_on=("E810", "Linux 6.18"),
+                  unseen="no `ethtool -I --show-fec` of a Jetson AGX Thor or a DGX Spark was found")

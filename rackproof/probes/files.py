@@ -62,8 +62,13 @@ def _file_facts(paths: str) -> str:
 
 CONFIG_FILES = Probe(
     "config files", "mode, owner, group and sha256 of netplan, NetworkManager and sshd configuration files",
-    _file_facts(" ".join(CONFIG_PATHS)), parse_config_files)
+    _file_facts(" ".join(CONFIG_PATHS)), parse_config_files, seen_on=("Debian 12",),
+    unseen="each line is made by the probe's own loop from stat -c and sha256sum (coreutils, which print the same "
+           "on every distribution): no other machine prints it")
 # the folder is quoted; the glob after it still expands: every file of that folder
 BACKUP_FILES = Probe("backup files", "mode, owner, group and sha256 of each file in a backup folder",
-                     _file_facts("{folder}/*"), parse_config_files)
-HOSTS_FILE = Probe("/etc/hosts", "the node's /etc/hosts entries", "cat /etc/hosts", parse_hosts_file)
+                     _file_facts("{folder}/*"), parse_config_files,
+                     unseen="the config files probe's loop over a backup folder (seen there, on Debian 12)")
+HOSTS_FILE = Probe("/etc/hosts", "the node's /etc/hosts entries", "cat /etc/hosts", parse_hosts_file,
+                   seen_on=("CentOS 7", "Debian 12"),
+                   unseen="no /etc/hosts of a Jetson AGX Thor or a DGX Spark was found")

@@ -14,13 +14,14 @@ from rackproof.probe import Probe
 
 TOOL = "ibdev2netdev"
 
-_MAPPING = re.compile(r"(\S+) port ([0-9]{1,3}) ==> (\S+) \((Up|Down)\)")
+# the port is left out by some releases (NVIDIA's DGX A100 docs show "mlx5_0 ==> ib0 (Up)")
+_MAPPING = re.compile(r"(\S+)(?: port ([0-9]{1,3}))? ==> (\S+) \((Up|Down)\)")
 
 
 @dataclass(frozen=True)
 class RdmaMap:
     device: str          # RDMA device: "rocep1s0f1", "roceP2p1s0f1", "mlx5_0"
-    port: int
+    port: int | None     # None where the release does not print it
     netdev: str          # "enp1s0f1np1"
     up: bool             # the netdev's operstate is up (cable in, link trained)
 
@@ -32,14 +33,15 @@ def parse_ibdev2netdev(text: str) -> tuple[RdmaMap, ...]:
     for line in text.splitlines():
         match = _MAPPING.fullmatch(line.strip())
         if match:
-            maps.append(RdmaMap(match[1], int(match[2]), match[3], match[4] == "Up"))
+            maps.append(RdmaMap(match[1], int(match[2]) if match[2] else None, match[3], match[4] == "Up"))
     if not maps and text.strip():
-        raise ParseError(TOOL, "no 'DEVICE port N ==> NETDEV (Up|Down)' line", text)
+        raise ParseError(TOOL, "no 'DEVICE [port N] ==> NETDEV (Up|Down)' line", text)
     return tuple(maps)
 
 
 IBDEV2NETDEV = Probe("ibdev2netdev", "which RDMA device and port each CX7 interface is, and its state",
-                     "ibdev2netdev", parse_ibdev2netdev)
+                     "ibdev2netdev", parse_ibdev2netdev,
+                     seen_on=("DGX Spark", "Ubuntu 22.04 DOCA-OFED", "RHEL 7.3", "DGX A100"))
 
 
 # "enp1s0f1np1": the PCIe path (enp1s0), then the port's function (f1) and its number (np1)

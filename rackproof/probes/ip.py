@@ -117,11 +117,18 @@ def parse_route_table(json_text: str) -> tuple[str, ...]:
     return tuple(table)
 
 
-ADDRESSES = Probe("ip addr", "every interface: state, MAC, MTU, addresses", "ip -j addr", parse_ip_addr)
+ADDRESSES = Probe("ip addr", "every interface: state, MAC, MTU, addresses", "ip -j addr", parse_ip_addr,
+                  seen_on=("iproute2 6", "Debian 12"),
+                  unseen="no `ip -j addr` of a Jetson AGX Thor or a DGX Spark was found (a Spark's `ip addr show` "
+                         "text was, with the same fields)")
 ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes to an address",
-                  "ip -j route get {address}", parse_ip_route_get)
+                  "ip -j route get {address}", parse_ip_route_get, seen_on=("Debian 12",),
+                  unseen="no real `ip -j route get` of another machine was found (scripts read it with jq; none kept "
+                         "its output); iproute2 6.1 here")
 ROUTES = Probe("ip route", "the main routing table (routes the kernel derives from addresses left out)",
-               "ip -j route show", parse_route_table)
+               "ip -j route show", parse_route_table, seen_on=("Debian 12",),
+               unseen="no real `ip -j route show` of another machine was found; iproute2 6.1 here")
 # the one change the suite makes to a cluster (rackproof.disrupt, only with --allow-disruptive)
 LINK_SET = Probe("ip link set", "takes a bond member down or up (only with --allow-disruptive)",
-                 "sudo -n ip link set dev {lane} {state}", timeout=30, repeatable=False)
+                 "sudo -n ip link set dev {lane} {state}", timeout=30, repeatable=False,
+                 unseen="prints nothing the suite reads: judged by its exit status")

@@ -191,13 +191,19 @@ def _string(value, name: str, text: str) -> str:
 
 # -1: one test, then exit
 IPERF3_SERVER = Probe("iperf3 server", "receives one test on one address and port",
-                      "iperf3 -s -1 -B {address} -p {port}", repeatable=False)
+                      "iperf3 -s -1 -B {address} -p {port}", repeatable=False,
+                      unseen="its output is not read: the client's JSON is")
 # -O: the first second is sent but not counted. It holds TCP's slow start (and on the simulated
 # rack the bond's first choice of lane, see sim/bond.py), which made short runs vary.
 WARM_UP_SECONDS = 1
 IPERF3_CLIENT = Probe("iperf3", "TCP throughput to a server: sums and every stream (-J)",
                       f"iperf3 -c {{address}} -p {{port}} -t {{seconds}} -O {WARM_UP_SECONDS} -P {{streams}} -J",
-                      parse_iperf3, ok_exit=(0, 1), repeatable=False)  # iperf3 -J exits 1 on errors and says why in its JSON
+                      # iperf3 -J exits 1 on errors and says why in its JSON
+                      parse_iperf3, ok_exit=(0, 1), repeatable=False,
+                      seen_on=("iperf 3.9", "iperf 3.7", "Debian 12"),
+                      unseen="no run on a Jetson AGX Thor or a DGX Spark was found; iperf3's JSON is its own, the "
+                             "same on every platform of its version")
 IPERF3_FROM_PORT = Probe("iperf3 --cport", "one TCP stream from a chosen client port (a bond's lane)",
                          f"iperf3 -c {{address}} -p {{port}} --cport {{client_port}} -t {{seconds}} -O {WARM_UP_SECONDS} -J",
-                         parse_iperf3, repeatable=False)
+                         parse_iperf3, repeatable=False, seen_on=("iperf 3.9", "Debian 12"),
+                         unseen="the iperf3 probe's JSON with one stream; no Thor run was found")

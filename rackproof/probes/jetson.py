@@ -177,16 +177,22 @@ def parse_jetson_clocks(text: str) -> tuple[ClockRange, ...]:
     return tuple(ranges)
 
 
-NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nvpmodel, once=True)
+NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nvpmodel, once=True,
+                 seen_on=("Jetson AGX Orin", "MODE_15W_6CORE"),
+                 unseen="no `nvpmodel -q` of a Jetson AGX Thor was found")
 
 
 # root only: it reads and could write the clocks' settings
 JETSON_CLOCKS = Probe("jetson_clocks --show", "a Jetson's CPU and GPU clock ranges (locked: MinFreq = MaxFreq)",
                       "sudo -n jetson_clocks --show", parse_jetson_clocks)
 NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "cat /etc/nv_tegra_release",
-                         parse_nv_tegra_release, once=True)
+                         parse_nv_tegra_release, once=True, seen_on=("JetPack 7 R38.2.0", "Jetson Orin JetPack 6.2"),
+                         unseen="the R38.2.0 note does not name its board (R38 is the Jetson AGX Thor's L4T)")
 # A package dpkg never heard of prints nothing on stdout ("dpkg-query: no packages found
 # matching X" on stderr) and makes the exit status 1; the others are still listed.
 DPKG_VERSIONS = Probe("dpkg-query", "installed versions of packages (JetPack, TensorRT)",
                       "dpkg-query -W -f " + shlex.quote(DPKG_QUERY_FORMAT).replace("{", "{{").replace("}", "}}")
-                      + " {packages}", parse_dpkg_versions, ok_exit=(0, 1), check=_check_packages, once=True)
+                      + " {packages}", parse_dpkg_versions, ok_exit=(0, 1), check=_check_packages, once=True,
+                      seen_on=("Debian 12", "Jetson AGX Xavier JetPack 5.1.1"),
+                      unseen="the probe's own -f format was seen only here (Debian 12); of a Jetson, dpkg-query's "
+                             "default format (JetPack 5.1.1); none of a Jetson AGX Thor or a DGX Spark")

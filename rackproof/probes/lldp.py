@@ -172,4 +172,6 @@ def unavailable(exit_status: int, output: str, login: str) -> tuple[str, str] | 
 # lldpcli exits 1 with one "[WARN/control] unable to connect to socket ..." line on stderr when
 # lldpd is not running or the login may not use its socket: the check tells those apart
 NEIGHBOURS = Probe("lldpcli show neighbors", "the LLDP neighbour heard on each interface",
-                   "lldpcli -f json0 show neighbors", parse_neighbours, once=True)
+                   "lldpcli -f json0 show neighbors", parse_neighbours, once=True,
+                   seen_on=("H3C Ubuntu lldpd", "SONiC", "Debian 12"),
+                   unseen="no lldpcli of a Jetson AGX Thor or a DGX Spark was found; lldpd's JSON is its own")

@@ -1,0 +1,91 @@
+"""Where each probe's format was seen (Probe.seen_on, `rackproof probes --json`): every platform a
+probe names is backed by a real sample in selftests/samples whose SOURCES.md section says that
+probe and that platform; a probe whose format was not seen on a target platform says why."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rackproof.checks import catalog
+
+SAMPLES = Path(__file__).parent / "samples"
+
+# the first half of `rackproof probes` (issue 42), whose seen-on this change states; jetson_clocks
+# and chronyc tracking are stated with their parsers' fixes
+FIRST_HALF = ["getent passwd", "ps owners", "ps", "bonding", "ethtool -S", "ethtool -i", "rx_bytes tx_bytes",
+              "docker image inspect", "ethtool", "ethtool --show-fec", "ethtool -I --show-fec", "config files",
+              "backup files", "/etc/hosts", "getent hosts", "ibdev2netdev", "ip addr", "ip route get", "ip route",
+              "ip link set", "iperf3 server", "iperf3", "iperf3 --cport", "nvpmodel -q", "nv_tegra_release",
+              "dpkg-query", "lldpcli show neighbors", "mpirun nccl-tests"]
+
+
+def sections() -> list[dict]:
+    """SOURCES.md's sections: the files its heading names, its probes, its platform."""
+    found = []
+    for block in re.split(r"^## ", (SAMPLES / "SOURCES.md").read_text(), flags=re.M)[1:]:
+        heading, _, body = block.partition("\n")
+        fields = dict(re.findall(r"^- (\w+): (.*)$", body, re.M))
+        if "probe" not in fields:
+            continue
+        files = [f.strip() for f in heading.split(" (used by")[0].split(",")]
+        probes = {re.sub(r"\s*\(.*$", "", p).strip() for p in re.split(r"[;,]\s+", fields["probe"])}
+        found.append({"files": files, "probes": probes, "platform": fields.get("platform", "")})
+    return found
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.rstrip(".") for t in re.findall(r"[A-Za-z0-9][\w.+!-]*", text)]
+
+
+def names(platform: str, field: str) -> bool:
+    """Every word of `platform` in the field; a version matches its own later releases (24.04 in 24.04.3)."""
+    said = _tokens(field)
+    return all(any(u == t or u.startswith(t + ".") or u.startswith(t + "-") for u in said) for t in _tokens(platform))
+
+
+PROBES = {p.name: p for p in catalog()}
+
+
+@pytest.mark.parametrize("probe", [p for p in catalog() if p.seen_on], ids=lambda p: p.name)
+def test_every_platform_a_probe_names_is_backed_by_a_sample_of_that_probe(probe):
+    mine = [s for s in sections() if probe.name in s["probes"]]
+    for platform in probe.seen_on:
+        backing = [s for s in mine if names(platform, s["platform"])]
+        assert backing, f"{probe.name}: no section of SOURCES.md with probe {probe.name!r} and platform {platform!r}"
+        assert all((SAMPLES / f).is_file() for s in backing for f in s["files"]), backing
+
+
+@pytest.mark.parametrize("name", FIRST_HALF)
+def test_each_probe_says_where_its_format_was_seen_or_why_not(name):
+    probe = PROBES[name]
+    assert probe.seen_on or probe.unseen, f"{name}: neither seen_on nor unseen"
+
+
+def test_the_matching_is_strict_both_ways():
+    field = "Jetson AGX Thor Developer Kit (tegra264), JetPack 7 (Ubuntu 24.04.3)"
+    assert names("Jetson AGX Thor JetPack 7", field) and names("Ubuntu 24.04", field)
+    assert not names("Ubuntu 22.04", field) and not names("DGX Spark", field) and not names("JetPack 6", field)
+    # a probe only counts its own sections
+    assert any("bonding" in s["probes"] for s in sections())
+    assert not any("bonding" in s["probes"] and "ethtool" in s["probes"] for s in sections())
+
+
+def test_rackproof_probes_json_and_text_say_it(capsys):
+    from rackproof.cli import main
+    assert main(["probes", "--json"]) == 0
+    listed = {p["name"]: p for p in json.loads(capsys.readouterr().out)}
+    assert listed["bonding"]["seen_on"] == list(PROBES["bonding"].seen_on) != []
+    assert listed["ip link set"]["unseen"] == PROBES["ip link set"].unseen != ""
+    assert main(["probes"]) == 0
+    text = capsys.readouterr().out
+    assert f"bonding: {PROBES['bonding'].does}" in text
+    assert "    seen on: " + ", ".join(PROBES["bonding"].seen_on) in text
+
+
+@pytest.mark.parametrize("name", FIRST_HALF)
+def test_docs_checks_shows_where_each_format_was_seen(name):
+    probe = PROBES[name]
+    row = f"| {name} | {', '.join(probe.seen_on) or '—'} | {probe.unseen or '—'} |"
+    assert row in (Path(__file__).parents[1] / "docs" / "checks.md").read_text().splitlines()
