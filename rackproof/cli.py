@@ -207,6 +207,28 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _anonymise(args: argparse.Namespace) -> int:
+    """A recording with the site's names, addresses, MACs, serial numbers and keys masked."""
+    from pathlib import Path
+    from . import anonymise
+    from .replay import Recording, ReplayError
+    try:
+        inventory_path = Path(args.inventory) if args.inventory else Recording(args.recording).inventory_path
+    except ReplayError as e:
+        print(f"rackproof anonymise: {e}", file=sys.stderr)
+        return 2
+    inventory = _loaded(str(inventory_path))
+    try:
+        nodes, answers = anonymise.anonymise_recording(args.recording, args.output, anonymise.Anonymiser(inventory),
+                                                       inventory_path.read_text(encoding="utf-8"))
+    except (anonymise.AnonymiseError, OSError) as e:
+        print(f"rackproof anonymise: {printable(str(e))}", file=sys.stderr)
+        return 2
+    print(f"{printable(args.output)}: {nodes} nodes, {answers} answers; names, addresses, MACs, serial numbers "
+          "and keys masked. Replay it before sending: pytest --replay " + printable(args.output))
+    return 0
+
+
 def _history(args: argparse.Namespace) -> int:
     """Each figure's runs, oldest first, and the last against the median of those before it."""
     import statistics
@@ -313,6 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
     check_bundle.add_argument("--allowed-signers", required=True, metavar="FILE",
                               help="ssh-keygen's allowed_signers file: PRINCIPAL KEYTYPE KEY, one a line")
     check_bundle.set_defaults(func=_verify)
+
+    masked = commands.add_parser("anonymise", help="copy a recording (--record DIR) with the site's names, addresses, "
+                                                   "MACs, serial numbers and keys masked, for a bug report")
+    masked.add_argument("recording", metavar="RECORDING", help="a folder written by --record")
+    masked.add_argument("-o", "--output", required=True, metavar="FOLDER", help="a new folder for the masked copy")
+    masked.add_argument("--inventory", metavar="FILE", help="the run's cluster.toml (default: RECORDING/cluster.toml)")
+    masked.set_defaults(func=_anonymise)
 
     trends = commands.add_parser("history", help="each figure's last runs from the run history")
     trends.add_argument("--db", default="reports/history.sqlite", metavar="FILE",

@@ -17,7 +17,10 @@ import pytest
 
 from rackproof import tomltext
 from rackproof.inventory import load_inventory
+from rackproof.anonymise import Anonymiser, anonymise_recording
 from selftests.simrack import SimRack, rack_marks
+from selftests.test_anonymise import (assert_nothing_of_the_site, assert_replays_alike, masked_check, printed_in,
+                                      replayed, site_strings)
 from selftests.suite import run_suite
 
 pytestmark = rack_marks()
@@ -105,8 +108,22 @@ def results(run) -> dict:
 def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves_nothing_running(pytester, thor5,
                                                                                                tmp_path):
     inventory = discovered(thor5, tmp_path / "cluster.toml")
-    run = run_suite(pytester, f"--inventory={inventory}", "-n", "2", netns=thor5.rack.topo.bench)
+    # recorded as a site sends its rack with a bug report: masked, nothing unmasked on disk
+    run = run_suite(pytester, f"--inventory={inventory}", "-n", "2", f"--record={tmp_path / 'masked'}", "--anonymise",
+                    netns=thor5.rack.topo.bench)
     assert run.exit_status == 0 and run.outcomes and set(run.outcomes.values()) == {"passed"}, run.output
+    assert sorted(p.name for p in (tmp_path / "masked").iterdir()) == ["cluster.toml"] + [
+        f"node-{i}.json" for i in range(1, 6)]
+    masked = replayed(tmp_path / "masked")
+    evidence = [f"{e['stdout']} {e['stderr']}" for t in results(run)["tests"] for e in t["evidence"]]
+    assert_nothing_of_the_site(tmp_path / "masked", site_strings(inventory, evidence))
+    # every check a recording can judge (not those of a load) passes on the masked one, as live
+    names = Anonymiser(load_inventory(inventory)).names
+    judged = {masked_check(names, check.split("::")[-1]) for check in run.outcomes
+              if check.split("::")[-1].split("[")[0] not in masked["live_only"]}
+    assert masked["verdict"] == "ACCEPTED" and masked["live_only"], masked
+    assert {check.split("::")[-1]: outcome for check, outcome in masked["outcomes"].items()} == dict.fromkeys(
+        judged, "passed")
     ids = " ".join(run.outcomes)
     for check in ("test_lane_speed[thor-3:mgbe2_0]", "test_passwordless_ssh[thor-4->thor-1]",
                   "test_iperf3_bonded_four_streams[", "test_bond_state[thor-5]", "test_agent_streams_each_model[",
@@ -151,8 +168,14 @@ def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
 
 def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester, spark2, tmp_path):
     inventory = discovered(spark2, tmp_path / "cluster.toml")
-    run = run_suite(pytester, f"--inventory={inventory}", "-n", "2", netns=spark2.rack.topo.bench)
+    run = run_suite(pytester, f"--inventory={inventory}", "-n", "2", f"--record={tmp_path / 'recorded'}",
+                    netns=spark2.rack.topo.bench)
     assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
+    # its recording, anonymised, replays alike and holds nothing of the site
+    anonymiser = Anonymiser(load_inventory(inventory))
+    anonymise_recording(tmp_path / "recorded", tmp_path / "masked", anonymiser, inventory.read_text())
+    assert assert_replays_alike(tmp_path / "recorded", inventory, tmp_path / "masked", anonymiser)["outcomes"]
+    assert_nothing_of_the_site(tmp_path / "masked", site_strings(inventory, printed_in(tmp_path / "recorded")))
     for check in ("test_roce_bandwidth_over_the_port[spark-1->spark-2]", "test_nccl_across_the_nodes[all]",
                   "test_cx7_interface_up[spark-2:enP2p1s0f1np1]", "test_netplan_file_persists_the_cx7_addresses[spark-1]"):
         assert f"test_cx7::{check}" in run.outcomes

@@ -9,6 +9,7 @@ fixtures/, which conftest.py loads.
     options    command-line options, markers, the inventory, which checks are in scope
     params     the checks' parameters (one item per node, lane, pair, ...), the run's folder and locks
     planning   the measurement plan: run by the controller before the first check, its results
+    recording  where --record writes the run's answers, and --anonymise's masked copy
     evidence   what a check leaves: commands run, figures, capability, its message
     report     the acceptance report (one folder per run) and the verdict's coverage
     scheduling xdist: tests dealt to workers one at a time (--maxschedchunk 1)
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from . import evidence, options, ownfaults, params, planning, scheduling
+from . import evidence, options, ownfaults, params, planning, recording, scheduling
 from . import report as reporting
 # every test's own evidence and the whole rack a disruptive check holds: found on this module
 from .evidence import _collect_evidence  # noqa: F401
@@ -57,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     ownfaults.run_begins()
     _CONFIGS.append(config)
     options.load(config)
+    recording.check(config)
     params.make_run_folder(config)
     try:
         reporting.start(config)
@@ -77,6 +79,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _CONFIGS.remove(config)
     planning.close_hosts(config)
     reporting.finish(config)
+    recording.write_anonymised(config)
     params.remove_locks(config)
     params.remove_run_folder(config)
 

@@ -14,6 +14,7 @@ import pytest
 
 from .options import INVENTORY, RECORDING, run_step
 from .params import RUN_FOLDER, evidence_log, lock_dir_of
+from . import recording
 from rackproof import plan, portable
 from rackproof.host import Host, connect
 from rackproof.linkhealth import LoadLedger
@@ -41,7 +42,7 @@ def hosts(config: pytest.Config) -> dict[str, Host]:
     if HOSTS not in config.stash:
         folder = config.stash.get(RUN_FOLDER, None)
         config.stash[HOSTS] = connect(config.stash[INVENTORY], evidence_log(config), replay=config.stash[RECORDING],
-                                      record=config.getoption("record"),
+                                      record=recording.folder(config),
                                       servers=OwnServers(folder and folder / "servers"), step=run_step(config))
     return config.stash[HOSTS]
 
