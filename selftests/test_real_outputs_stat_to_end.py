@@ -15,6 +15,7 @@ from rackproof.probes.sshcheck import SshConnection, parse_offered_methods, pars
 from rackproof.probes.sshkeys import parse_key_fingerprints
 from rackproof.probes.sudo import parse_sudo_list
 from rackproof.probes.sysctl import parse_sysctl
+from rackproof.probes.system import parse_answer, parse_clock
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -170,3 +171,18 @@ def test_ping_dont_fragment_too_large(name):
     result = parse_ping(read(name), target="peer")
     assert (result.transmitted, result.received, result.errors, result.loss_percent) == (3, 0, 3, 100)
     assert result.rtt_avg_ms is None and result.error is None
+
+
+# -- hostname, id -un, date -u +%s --------------------------------------------------------------
+
+def test_single_word_answers():
+    assert parse_answer(read("hostname_unshare_demo_ms-7917.txt")) == "ms-7917"
+    assert parse_answer(read("id_un_session_log_2026.txt")) == "seat"
+
+
+@pytest.mark.parametrize("name, iso", [("date_u_s_news_digest_2025.txt", "2025-04-25T09:16:19+00:00"),
+                                       ("date_s_aliyun_course_notes_2024.txt", "2024-04-05T01:28:07+00:00")])
+def test_clock_in_seconds(name, iso):
+    """Seconds since 1970 are the same with and without -u; the course's next line converts
+    1712280487 to 2024/04/05 09:28:07 in UTC+8."""
+    assert parse_clock(read(name)).isoformat() == iso
