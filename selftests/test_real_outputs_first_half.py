@@ -1,9 +1,10 @@
-"""Probes of the first half of `rackproof probes` whose parsers live in modules of their own
-checks (rackproof.probes.agent), read on real outputs of other machines (samples/SOURCES.md)."""
+"""Probes of the first half of `rackproof probes` whose parsers other changes own (rackproof.probes.agent,
+.jetson), read on real outputs of other machines (samples/SOURCES.md)."""
 
 from pathlib import Path
 
 from rackproof.probes.agent import parse_agent_process
+from rackproof.probes.jetson import parse_nvpmodel
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -18,3 +19,15 @@ def test_ps_pid_args_of_a_rhel_7_host():
     java = parse_agent_process(text, "java")
     assert (java.pid, java.args) == (28218, "/usr/bin/java TestSleepMethod1")
     assert parse_agent_process(text, "kthreadd") is None           # "[kthreadd]" is no program path
+
+
+def test_nvpmodel_of_a_jetson_thor_in_maxn():
+    """A Jetson Thor's `sudo nvpmodel -q` in a 2026 inference report: the same two lines as an Orin's."""
+    mode = parse_nvpmodel((SAMPLES / "nvpmodel_q_thor_maxn_openpi_report.txt").read_text())
+    assert (mode.name, mode.id) == ("MAXN", 0)
+
+
+def test_nvpmodel_after_a_warning_of_its_own():
+    """A Jetson Nano (L4T R32.5.1) warns about its fan before the mode: the warning is no mode."""
+    mode = parse_nvpmodel((SAMPLES / "nvpmodel_q_nano_r32.5.1_fan_mode_warning.txt").read_text())
+    assert (mode.name, mode.id) == ("MAXN", 0)

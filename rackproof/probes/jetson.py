@@ -178,8 +178,8 @@ def parse_jetson_clocks(text: str) -> tuple[ClockRange, ...]:
 
 
 NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nvpmodel, once=True,
-                 seen_on=("Jetson AGX Orin", "MODE_15W_6CORE"),
-                 unseen="no `nvpmodel -q` of a Jetson AGX Thor was found")
+                 seen_on=("Jetson AGX Thor JetPack 7", "Jetson AGX Orin", "MODE_15W_6CORE", "Jetson Nano R32.5.1"),
+                 unseen="the Thor's output is from a report that does not name its JetPack (Thor has only JetPack 7)")
 
 
 # root only: it reads and could write the clocks' settings
