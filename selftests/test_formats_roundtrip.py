@@ -266,3 +266,19 @@ def test_ib_write_bw_of_a_timed_run():
     assert rendered[-2:] == real[-2:]     # real[-3]: a CPU frequency notice, then the row
     assert render_ib_write_bw(parse_ib_write_bw("\n".join(real) + "\n"), duration=True, warned=True) \
         .splitlines()[0] == real[1]                          # a server warned before it waited
+
+
+# -- ethtool -S of a Thor lane (the stand-in's counters) ----------------------------------------
+
+def test_thor_lane_counters_are_nvethernets_own(capsys):
+    """The Thor's MGBE driver (nvethernet) names its MAC counters in one table; the stand-in
+    prints some of them, in that order, and no name the driver does not have (no stmmac
+    rx_crc_errors, no rx_dropped). No real `ethtool -S` of a Thor was found: the names are the
+    driver source's (samples/SOURCES.md)."""
+    from rackproof_sim.standins.ethtool import _statistics
+    assert _statistics("no-such-lane0", {"kind": "lane"}) == 0
+    printed = [line.split(":")[0].strip() for line in capsys.readouterr().out.splitlines()[1:]]
+    table = sample("ethtool_S_nvethernet_mmc_names_DERIVED_FROM_SOURCE.txt").split()
+    assert printed and all(name in table for name in printed)
+    assert printed == sorted(printed, key=table.index)
+    assert "mmc_rx_crc_error" in printed and "mmc_rx_fifo_overflow" in printed

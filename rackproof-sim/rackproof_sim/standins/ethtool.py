@@ -119,7 +119,7 @@ def _grown(iface: str, spec: dict, kind: str) -> int:
 
 
 def _statistics(iface: str, spec: dict | None) -> int:
-    """The counters a Thor's MGBE (a Synopsys MAC, as stmmac names them) or a CX7 port keeps."""
+    """The counters a Thor's MGBE (NVIDIA's nvethernet names them) or a CX7 port keeps."""
     from rackproof_sim.formats.counters import render_ethtool_stats
     if spec is None:
         sys.stderr.write("no stats available\n")
@@ -129,11 +129,12 @@ def _statistics(iface: str, spec: dict | None) -> int:
         counters = {"rx_bytes_phy": _counter(iface, "rx_bytes"), "tx_bytes_phy": _counter(iface, "tx_bytes"),
                     "rx_packets_phy": _counter(iface, "rx_packets"), "rx_crc_errors_phy": crc,
                     "rx_symbol_err_phy": crc, "rx_discards_phy": _counter(iface, "rx_dropped"), "rx_pause_ctrl_phy": 0}
-    else:
-        counters = {"mmc_tx_octetcount_gb": _counter(iface, "tx_bytes"), "mmc_rx_framecount_gb": _counter(iface, "rx_packets"),
+    else:   # nvethernet's MMC counters, a few of them in its own order (no rx_crc_errors, no rx_dropped)
+        counters = {"mmc_tx_octetcount_gb": _counter(iface, "tx_bytes"),
+                    "mmc_tx_framecount_gb": _counter(iface, "tx_packets"),
+                    "mmc_rx_framecount_gb": _counter(iface, "rx_packets"),
                     "mmc_rx_octetcount_gb": _counter(iface, "rx_bytes"), "mmc_rx_crc_error": crc,
-                    "mmc_rx_align_error": 0, "mmc_rx_pause_frames": 0, "mmc_rx_fifo_overflow": 0, "rx_crc_errors": crc,
-                    "rx_dropped": _counter(iface, "rx_dropped")}
+                    "mmc_rx_align_error": 0, "mmc_rx_pause_frames": 0, "mmc_rx_fifo_overflow": 0}
     sys.stdout.write(render_ethtool_stats(counters))
     return 0
 
