@@ -71,6 +71,7 @@ SUMS_LINE = re.compile(r"([0-9a-f]{64})  (" + FLAT_NAME.pattern + ")")
 MAX_MEMBER_BYTES = 256 << 20      # results.json of a 32-node run with its evidence is tens of MiB
 MAX_BUNDLE_BYTES = 1 << 30
 SSH_KEYGEN_TIMEOUT_S = 30
+SHOWN = 3       # waivers named in verify's line; the rest are counted (the manifest lists them all)
 # the element of report.html that holds the contents digest (rackproof.report.html writes it)
 DIGEST_SLOT = re.compile(rb'(<td id="bundle-digest">)(.*?)(</td>)', re.S)
 
@@ -157,7 +158,7 @@ def _open_folder(folder: Path) -> int:
                 raise BundleError(f"{one_line(str(folder))}: not a report folder") from None
             if stat.S_ISLNK(listed.st_mode):
                 raise _refused(str(walked), f"a symbolic link (to {os.readlink(part, dir_fd=fd)}) on the report "
-                                            "folder's path")
+                                            "folder's path (give the folder's real path if it is yours)")
             if not stat.S_ISDIR(listed.st_mode):
                 raise BundleError(f"{one_line(str(folder))}: not a report folder ({one_line(str(walked))} is not a "
                                   "folder)")
@@ -213,7 +214,8 @@ def _results(data: bytes, where: str) -> dict:
         doc = json.loads(data)
         needed = (doc["verdict"]["decision"], doc["run"]["cluster"], doc["run"]["inventory"]["sha256"],
                   doc["run"]["started"])
-        scope_of(doc)
+        describe(scope_of(doc))
+        verdict_words(doc)
         _decided(doc)
     except (ValueError, TypeError, KeyError, AttributeError):
         raise BundleError(f"{where}: not a rackproof results.json") from None
@@ -260,7 +262,8 @@ def describe(scope: dict) -> str:
         for e in changed))
     waived = scope["waivers_applied"]
     parts.append("no waiver applied" if not waived else f"{len(waived)} waived: " + ", ".join(
-        f"{w['test']} (by {w['approved_by']} until {w['expires']})" for w in waived))
+        f"{w['test']} (by {w['approved_by']} until {w['expires']})" for w in waived[:SHOWN])
+        + (f" and {len(waived) - SHOWN} more" if len(waived) > SHOWN else ""))
     return one_line("; ".join(parts))
 
 

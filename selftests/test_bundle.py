@@ -452,3 +452,29 @@ def test_the_offline_commands_fail_on_an_extra_file(made, tmp_path):
     bundle.write_tar(members, tmp_path / "extra.tar")
     result = _offline(tmp_path / "extra.tar", made[0] / "allowed", tmp_path / "check")
     assert result.returncode == 1 and "Good" not in result.stderr, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: _set(d, ("verdict", "coverage", "nodes"), [1, 2]),
+    lambda d: _set(d, ("run", "expectations_changed"), "none"),
+    lambda d: _set(d, ("tests",), [{"id": "x"}]),
+    lambda d: _set(d, ("nodes",), None),
+], ids=["nodes not names", "expectations not a list", "a test without outcome", "no nodes"])
+def test_a_signed_results_json_of_another_shape_is_refused_in_one_line(made, change, tmp_path):
+    root, alice, _ = made
+    members = bundle.read_tar(_bundled(made, alice, "alice.tar"))
+    _edit_results(members, change)
+    _resealed(members, alice, tmp_path / "odd.tar")
+    one_line_error(rackproof("verify", str(tmp_path / "odd.tar"), "--allowed-signers", str(root / "allowed")), 2,
+                   "rackproof verify: results.json: not a rackproof results.json")
+
+
+def test_many_waivers_are_counted_beyond_the_first_three():
+    results = {"run": {"replay": None, "step": 3, "expectations_changed": []},
+               "verdict": {"decision": "ACCEPTED", "coverage": {"nodes": [], "complete": True, "reason": ""}},
+               "nodes": [{"name": "thor-1"}],
+               "tests": [{"id": f"t::{i}", "waiver": {"status": "applied", "approved_by": "carol", "expires": "2027-01-01"}}
+                         for i in range(5)]}
+    assert bundle.describe(bundle.scope_of(results)).endswith(
+        "5 waived: t::0 (by carol until 2027-01-01), t::1 (by carol until 2027-01-01), t::2 (by carol until 2027-01-01) "
+        "and 2 more")
