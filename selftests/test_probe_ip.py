@@ -101,3 +101,32 @@ def test_route_table_in_ips_words_without_the_routes_addresses_imply():
 def test_route_table_unreadable(text):
     with pytest.raises(ParseError):
         parse_route_table(text)
+
+
+# --- real outputs of other machines (samples/SOURCES.md) ---
+
+def test_an_ubuntu_laptops_addresses_with_details():
+    """netplan's `ip -d -j addr` of an Ubuntu laptop: -d adds fields the parser passes over."""
+    text = (SAMPLES / "ip_d_j_addr_ubuntu_laptop_netplan_status_fixture.json").read_text()
+    interfaces = by_name(parse_ip_addr(text))
+    assert list(interfaces) == ["lo", "enp0s31f6", "wlan0", "wg0", "wwan0", "tun0"]
+    wired = interfaces["enp0s31f6"]
+    assert (wired.state, wired.mtu, wired.mac) == ("UP", 1500, "54:e1:ad:5f:24:b4")
+    assert wired.addresses[0] == Address("inet", "192.168.178.62", 24, "global", dynamic=True)   # DHCP
+    assert interfaces["wg0"].mac is None and interfaces["wg0"].addresses == (
+        Address("inet", "10.10.0.2", 24, "global"),)                                                # static
+    assert (interfaces["wwan0"].state, interfaces["wwan0"].addresses) == ("DOWN", ())
+    assert interfaces["tun0"].mac == "1.1.1.1"          # a sit tunnel's link address is its local IPv4
+
+
+def test_an_ubuntu_laptops_route_table_without_the_kernels_own():
+    table = parse_route_table((SAMPLES / "ip_d_j_route_ubuntu_laptop_netplan_status_fixture.json").read_text())
+    assert table == ("default via 192.168.178.1 dev enp0s31f6 proto dhcp src 192.168.178.62 metric 100",
+                     "default via 192.168.178.1 dev wlan0 proto dhcp metric 600",
+                     "192.168.178.1 dev enp0s31f6 proto dhcp src 192.168.178.62 metric 100")
+
+
+def test_a_vagrant_ubuntu_vms_route_table():
+    assert parse_route_table((SAMPLES / "ip_j_route_ubuntu_vagrant_dhcp.json").read_text()) == (
+        "default via 10.0.2.2 dev eth0 proto dhcp src 10.0.2.15 metric 100",
+        "10.0.2.2 dev eth0 proto dhcp src 10.0.2.15 metric 100")

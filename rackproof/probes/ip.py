@@ -118,7 +118,7 @@ def parse_route_table(json_text: str) -> tuple[str, ...]:
 
 
 ADDRESSES = Probe("ip addr", "every interface: state, MAC, MTU, addresses", "ip -j addr", parse_ip_addr,
-                  seen_on=("iproute2 6", "Debian 12"),
+                  seen_on=("Ubuntu netplan", "iproute2 6", "Debian 12"),
                   unseen="no `ip -j addr` of a Jetson AGX Thor or a DGX Spark was found (a Spark's `ip addr show` "
                          "text was, with the same fields)")
 ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes to an address",
@@ -126,8 +126,8 @@ ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes 
                   unseen="no real `ip -j route get` of another machine was found (scripts read it with jq; none kept "
                          "its output); iproute2 6.1 here")
 ROUTES = Probe("ip route", "the main routing table (routes the kernel derives from addresses left out)",
-               "ip -j route show", parse_route_table, seen_on=("Debian 12",),
-               unseen="no real `ip -j route show` of another machine was found; iproute2 6.1 here")
+               "ip -j route show", parse_route_table, seen_on=("Ubuntu netplan", "Ubuntu Vagrant", "Debian 12"),
+               unseen="no `ip -j route show` of a Jetson AGX Thor or a DGX Spark was found")
 # the one change the suite makes to a cluster (rackproof.disrupt, only with --allow-disruptive)
 LINK_SET = Probe("ip link set", "takes a bond member down or up (only with --allow-disruptive)",
                  "sudo -n ip link set dev {lane} {state}", timeout=30, repeatable=False,
