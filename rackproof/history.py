@@ -3,7 +3,7 @@ database, keyed by cluster, reference key (`lane.rate`) and subject (`thor-1 -> 
 
 A slow slide (a lane from 24.9 to 23.1 Gbit/s over ten builds, an engine at half its tokens/s
 after a driver update) stays above its floor and so passes every single run; against the recent
-median of the same figure it shows (`drift`).
+median of the same figure it shows, before it has lost much of its margin above its floor (`drift`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Point:
 
 @dataclass(frozen=True)
 class Drift:
-    """A figure worse than its recent median by more than `share` of it."""
+    """A figure worse than its recent median by more than `share` of it (its threshold)."""
 
     reference: str
     subject: str
@@ -148,17 +148,41 @@ def section(path: str | Path, doc: dict, last: int = 10) -> dict:
     return {"path": str(path), "runs": runs, "trends": trends}
 
 
+# A figure with a floor drifts once it has lost this part of its margin above the floor (its
+# median's distance to it): the warning comes while most of the margin is left, before a run fails.
+MARGIN_WARNS = 1 / 3
+# However much the figure's own runs spread, it drifts before it has lost this part of its margin.
+MARGIN_AT_MOST = 1 / 2
+
+
+def threshold(recent: list[float], floor: float | None, share: float) -> float:
+    """How far below the median of `recent` a figure may fall before it drifts, as a share of the
+    median: `share` ([history] drift_share) for a figure without a floor; with one, a third of its
+    margin above the floor, or twice the widest spread of its recent values around their median
+    when that is more (a noisy figure does not warn on its noise), never more than half the margin
+    nor more than `share`. A lane at 95.6% of its line rate with its floor at 90% drifts 1.95%
+    below its median, where the old fixed 5% warned only after the floor had failed."""
+    median = statistics.median(recent)
+    if floor is None:
+        return share
+    margin = (median - floor) / median
+    spread = max(abs(v - median) for v in recent) / median
+    return min(share, margin * MARGIN_AT_MOST, max(margin * MARGIN_WARNS, 2 * spread))
+
+
 def drift(earlier: list[float], value: float, reference: str, subject: str, unit: str, share: float, runs: int,
-          least: int = 3) -> Drift | None:
+          floor: float | None = None, least: int = 3) -> Drift | None:
     """The drift of `value` against the median of the last `runs` earlier values, when it dropped
-    below it by more than `share`; None with fewer than `least` earlier values. Only for figures
-    where higher is better (rates, tokens/s): counts where lower is better (corrected FEC blocks,
-    a first token's delay) swing by a large share from one run to the next by themselves."""
+    below it by more than its `threshold` (its floor's margin, at most `share`); None with fewer
+    than `least` earlier values, or when the median is not above the floor (those runs failed:
+    nothing to drift from). Only for figures where higher is better (rates, tokens/s): counts where
+    lower is better (corrected FEC blocks, a first token's delay) swing by a large share from one
+    run to the next by themselves."""
     recent = earlier[-runs:]
     if len(recent) < least:
         return None
     median = statistics.median(recent)
-    if median <= 0:
+    if median <= 0 or (floor is not None and median <= floor):
         return None
-    found = Drift(reference, subject, value, median, unit, len(recent), share)
-    return found if -found.change > share else None
+    found = Drift(reference, subject, value, median, unit, len(recent), round(threshold(recent, floor, share), 4))
+    return found if -found.change > found.share else None

@@ -46,6 +46,32 @@ def test_a_drop_beyond_the_share_drifts_and_one_within_it_does_not():
     assert history.drift([40.0, 40.0, 40.0, 24.8, 24.8, 24.8], 24.0, "lane.rate", "a -> b", "Gbit/s", 0.05, 3) is None
 
 
+def test_a_figure_with_a_floor_drifts_inside_its_margin_before_the_floor_fails():
+    # the simulated lane: 95.6% of its line rate, its floor at 90%; its margin is 5.86% of the median
+    earlier, floor = [23.9, 23.9, 23.9], 22.5
+    assert round(history.threshold(earlier, floor, 0.05), 4) == 0.0195   # a third of the margin
+    slowed = history.drift(earlier, 23.9 * 0.97, "lane.rate", "a -> b", "Gbit/s", 0.05, 5, floor=floor)
+    assert slowed is not None and slowed.share == 0.0195 and slowed.value > floor   # 3% slower, above the floor
+    assert history.drift(earlier, 23.9 * 0.985, "lane.rate", "a -> b", "Gbit/s", 0.05, 5, floor=floor) is None
+    # the old fixed 5%: the same lane failed its floor (22.5 < 22.7) before it could drift
+    assert history.drift(earlier, 23.9 * 0.97, "lane.rate", "a -> b", "Gbit/s", 0.05, 5) is None
+    # far above its floor (an engine at 40 tokens/s, floor 30): drift_share caps it
+    assert history.threshold([40.0, 40.2, 39.8], 30.0, 0.05) == 0.05
+    assert history.drift([40.0, 40.2, 39.8], 36.0, "tokens", "m", "tokens/s", 0.05, 5, floor=30.0) is not None
+
+
+def test_a_noisy_figure_drifts_beyond_its_own_spread_and_never_later_than_half_its_margin():
+    noisy = [23.9, 23.6, 24.2]   # +-1.3% around its median: twice that is its threshold
+    assert round(history.threshold(noisy, 22.5, 0.05), 4) == round(2 * 0.3 / 23.9, 4)
+    assert history.drift(noisy, 23.9 * 0.98, "lane.rate", "a -> b", "Gbit/s", 0.05, 5, floor=22.5) is None
+    assert history.drift([23.9] * 3, 23.9 * 0.98, "lane.rate", "a -> b", "Gbit/s", 0.05, 5, floor=22.5) is not None
+    wild = [23.9, 22.9, 24.9]    # its spread is beyond half its margin: half the margin still warns
+    assert round(history.threshold(wild, 22.5, 0.05), 4) == round((23.9 - 22.5) / 23.9 / 2, 4)
+    assert history.drift(wild, 23.0, "lane.rate", "a -> b", "Gbit/s", 0.05, 5, floor=22.5) is not None
+    # a median at its floor (earlier runs that failed): nothing to drift from
+    assert history.drift([22.0, 22.5, 22.4], 22.6, "lane.rate", "a -> b", "Gbit/s", 0.05, 5, floor=22.5) is None
+
+
 def test_the_chart_draws_a_figures_runs_beside_its_bar_only_when_it_has_them():
     group = {"kind": "lane rate", "unit": "Gbit/s", "rows": [
         {"reference": "lane.rate", "subject": s, "value": 23.1, "expectation": {"floor": 22.5, "target": None},

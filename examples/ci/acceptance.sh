@@ -7,7 +7,12 @@
 #   RACKPROOF_INVENTORY  cluster.toml (a --replay in the arguments may stand for it)
 #   RACKPROOF_STEP       the build step to check (default: the finished cluster)
 #   RACKPROOF_OUT        this run's folder: report.html, results.json, junit.xml, bundle.tar
-#                        (default reports/ci-<time> in the checkout)
+#                        (default $RACKPROOF_REPORTS/ci-<time>)
+#   RACKPROOF_REPORTS    the folder each run's folder is made in when RACKPROOF_OUT is not given
+#                        (default reports in the checkout; the systemd unit's account may not write there)
+#   RACKPROOF_HISTORY    the run history (SQLite) the run is added to and compared with: outside the
+#                        checkout, which a CI job starts clean (else drift, which needs three earlier
+#                        runs, never shows); default [history] path of the inventory, else reports/history.sqlite
 #   RACKPROOF_KEY        the SSH private key that signs the bundle (default ~/.ssh/id_ed25519)
 #   RACKPROOF_TICKET, RACKPROOF_OPERATOR   the change-control ticket and who ran it
 #   RACKPROOF_ARCHIVE    a folder bundle.tar and junit.xml are also copied into (the systemd timer's upload)
@@ -17,11 +22,12 @@ set -u
 home=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$home"
 bin=${RACKPROOF_BIN:-$home/.venv/bin}
-out=${RACKPROOF_OUT:-reports/ci-$(date +%Y%m%d-%H%M%S)}
+out=${RACKPROOF_OUT:-${RACKPROOF_REPORTS:-reports}/ci-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" || exit 2
 args=(--html="$out/report.html" --junitxml="$out/junit.xml")
 [ -n "${RACKPROOF_INVENTORY:-}" ] && args+=(--inventory="$RACKPROOF_INVENTORY")
 [ -n "${RACKPROOF_STEP:-}" ] && args+=(--step "$RACKPROOF_STEP")
+[ -n "${RACKPROOF_HISTORY:-}" ] && args+=(--history="$RACKPROOF_HISTORY")
 [ -n "${RACKPROOF_TICKET:-}" ] && args+=(--ticket "$RACKPROOF_TICKET")
 [ -n "${RACKPROOF_OPERATOR:-}" ] && args+=(--operator "$RACKPROOF_OPERATOR")
 "$bin/pytest" "${args[@]}" "$@"
