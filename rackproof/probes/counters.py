@@ -151,6 +151,6 @@ DRIVER = Probe("ethtool -i", "a lane's driver (which names its error counters)",
                unseen="no `ethtool -i` of a Thor's MGBE or of a Spark's ConnectX-7 was found")
 BYTES = Probe("rx_bytes tx_bytes", "the bytes a lane has received and sent (the kernel's counters)",
               "cat /sys/class/net/{interface}/statistics/rx_bytes /sys/class/net/{interface}/statistics/tx_bytes",
-              parse_bytes, seen_on=("Debian 12",),
-              unseen="no capture of another machine was kept: each file is one decimal number and a newline on "
-                     "every Linux (the kernel's sysfs ABI, Documentation/ABI/testing/sysfs-class-net-statistics)")
+              parse_bytes, seen_on=("CentOS 6", "Debian 12"),
+              unseen="no Jetson AGX Thor or DGX Spark capture was found: each file is one decimal number and a "
+                     "newline on every Linux (the kernel's sysfs ABI, sysfs-class-net-statistics)")

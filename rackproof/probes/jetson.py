@@ -193,6 +193,6 @@ NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "c
 DPKG_VERSIONS = Probe("dpkg-query", "installed versions of packages (JetPack, TensorRT)",
                       "dpkg-query -W -f " + shlex.quote(DPKG_QUERY_FORMAT).replace("{", "{{").replace("}", "}}")
                       + " {packages}", parse_dpkg_versions, ok_exit=(0, 1), check=_check_packages, once=True,
-                      seen_on=("Debian 12", "Jetson AGX Xavier JetPack 5.1.1"),
+                      seen_on=("Debian 12", "Jetson AGX Orin JetPack 6.2", "Jetson AGX Xavier JetPack 5.1.1"),
                       unseen="the probe's own -f format was seen only here (Debian 12); of a Jetson, dpkg-query's "
-                             "default format (JetPack 5.1.1); none of a Jetson AGX Thor or a DGX Spark")
+                             "default format (JetPack 6.2, 5.1.1); none of a Jetson AGX Thor or a DGX Spark")
