@@ -60,4 +60,7 @@ def parse_tracking(text: str) -> Tracking:
                     fields.get("Reference ID", ""), int(stratum) if stratum is not None else None)
 
 
-TRACKING = Probe("chronyc tracking", "how far the clock is from NTP time (chrony)", "chronyc tracking", parse_tracking)
+TRACKING = Probe("chronyc tracking", "how far the clock is from NTP time (chrony)", "chronyc tracking", parse_tracking,
+                 seen_on=("CentOS 7", "a Linux container"),
+                 unseen="no chronyc tracking of a Jetson AGX Thor, a DGX Spark or Ubuntu/Debian was found; the layout "
+                        "is chrony's own (client.c), and its manual's example reads alike")

@@ -184,7 +184,12 @@ NVPMODEL = Probe("nvpmodel -q", "a Jetson's power mode", "nvpmodel -q", parse_nv
 
 # root only: it reads and could write the clocks' settings
 JETSON_CLOCKS = Probe("jetson_clocks --show", "a Jetson's CPU and GPU clock ranges (locked: MinFreq = MaxFreq)",
-                      "sudo -n jetson_clocks --show", parse_jetson_clocks)
+                      "sudo -n jetson_clocks --show", parse_jetson_clocks,
+                      seen_on=("Jetson AGX Thor JetPack 7", "Jetson AGX Orin", "Jetson Orin Nano JetPack 6.2.2",
+                               "Jetson Nano"),
+                      unseen="of a Thor only one output, locked in MAXN: no Thor with CPUs offline (how its lines mark "
+                             "them is read from its 'Online CPUs:' line) or with clocks unlocked was found; a DGX Spark "
+                             "has no jetson_clocks")
 NV_TEGRA_RELEASE = Probe("nv_tegra_release", "the L4T release a Jetson runs", "cat /etc/nv_tegra_release",
                          parse_nv_tegra_release, once=True, seen_on=("JetPack 7 R38.2.0", "Jetson Orin JetPack 6.2"),
                          unseen="the R38.2.0 note does not name its board (R38 is the Jetson AGX Thor's L4T)")
