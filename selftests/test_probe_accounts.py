@@ -46,3 +46,29 @@ def test_a_login_useradd_made_on_ubuntu_24_04():
 def test_root_on_a_course_server():
     account = parse_passwd((SAMPLES / "getent_passwd_root_serveur_course.txt").read_text())
     assert (account.login, account.uid, account.home) == ("root", 0, "/root")
+
+
+def without_header(name: str) -> str:
+    """`ps -eo user,pid,comm` as others ran it: with the header our `user:32=,pid=,comm=` leaves out."""
+    header, _, rows = (SAMPLES / name).read_text().partition("\n")
+    assert header.split() == ["USER", "PID", "COMMAND"]
+    return rows
+
+
+def test_whose_processes_in_a_kubernetes_pod():
+    rows = parse_processes(without_header("ps_eo_user_pid_comm_kubernetes_pod_with_header.txt"))
+    assert [(p.user, p.pid, p.command) for p in rows] == [
+        ("node", 1, "bun"), ("node", 58, "Xvfb"), ("node", 62, "openbox"), ("node", 64, "tint2"),
+        ("node", 65, "x11vnc"), ("root", 109, "ps")]
+
+
+def test_a_rhel_hosts_first_processes_with_a_command_cut_to_15_characters():
+    rows = parse_processes(without_header("ps_eo_user_pid_comm_rhel_lab_head4_with_header.txt"))
+    assert [(p.user, p.pid, p.command) for p in rows] == [
+        ("root", 1, "systemd"), ("root", 2, "kthreadd"), ("root", 3, "pool_workqueue_")]
+
+
+def test_the_header_is_no_process():
+    """The header line is why the probe asks `user:32=,pid=,comm=`: read as a row it is refused."""
+    with pytest.raises(ParseError):
+        parse_processes((SAMPLES / "ps_eo_user_pid_comm_kubernetes_pod_with_header.txt").read_text())

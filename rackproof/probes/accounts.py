@@ -54,6 +54,6 @@ PASSWD = Probe("getent passwd", "whether a login exists on the node, and its hom
                unseen="no real output of a Jetson AGX Thor or a DGX Spark was found; glibc prints the entry as "
                       "stored, alike on every glibc distribution")
 PROCESSES = Probe("ps owners", "every process on the node and its owner", "ps -eo user:32=,pid=,comm=", parse_processes,
-                  seen_on=("Debian 12",),
-                  unseen="no real `ps -eo user:32=,pid=,comm=` of another machine was found (posts show `ps aux` or "
-                         "a header); procps prints exactly the columns -o names: seen only on the simulated rack")
+                  seen_on=("Kubernetes pod", "RHEL", "Debian 12"),
+                  unseen="others' outputs were of `ps -eo user,pid,comm`, with the header this probe leaves out; "
+                         "none of a Jetson AGX Thor or a DGX Spark was found")
