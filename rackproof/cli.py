@@ -35,9 +35,10 @@ def _inventory_check(args: argparse.Namespace) -> int:
 
 
 def _probes(args: argparse.Namespace) -> int:
-    """Every command the suite can run on a node: the probe it belongs to, what it reads, whether
-    it needs root, which exit statuses still answer and which checks run it: the list a site's
-    security reviewer asks for. {fields} are filled per node, lane or peer from cluster.toml, each
+    """Every command the suite can run on a node, as its shell runs it (in the C locale): the probe
+    it belongs to, what it reads, whether it needs root, which exit statuses still answer, where
+    its format was seen in real outputs and which checks run it: the list a site's security
+    reviewer asks for. {fields} are filled per node, lane or peer from cluster.toml, each
     shell-quoted."""
     from .checks import catalog, probe_users
     users = probe_users()

@@ -102,4 +102,5 @@ def _options(words: list[str]) -> dict[str, list[str]]:
 
 PROCESSES = Probe("ps", "the agent's process and its --engine arguments", "ps -eo pid=,args=",
                   parse_agent_process, ("program",), seen_on=("RHEL 7", "Debian 12"),
-                  unseen="no real output of a Jetson AGX Thor or a DGX Spark was found")
+                  unseen="of another machine only a RHEL 7 one (an insights-core fixture, some of its lines its "
+                         "test authors' own); none of a Jetson AGX Thor or a DGX Spark was found")
