@@ -20,9 +20,13 @@ LOCAL = parse_tracking((SAMPLES / "chronyc_tracking_localref_7f7f0101_server_unr
 LOCAL_ON_PURPOSE = parse_tracking((SAMPLES / "chronyc_tracking_localref_7f7f0101_no_sources_lab_2026.txt").read_text())
 
 
-def test_a_node_synchronised_to_a_time_server_passes():
-    clock_within_munges_limit("thor-1", SYNCED, local_intended=False)
-    clock_within_munges_limit("thor-1", SYNCED, local_intended=True)
+PPS = parse_tracking((SAMPLES / "chronyc_tracking_pps_refclock_stratum1_timeserver.txt").read_text())
+
+
+@pytest.mark.parametrize("tracking", [SYNCED, PPS])
+def test_a_node_synchronised_to_a_time_server_or_a_reference_clock_passes(tracking):
+    clock_within_munges_limit("thor-1", tracking, local_intended=False)
+    clock_within_munges_limit("thor-1", tracking, local_intended=True)
 
 
 @pytest.mark.parametrize("tracking", [LOCAL, LOCAL_ON_PURPOSE])

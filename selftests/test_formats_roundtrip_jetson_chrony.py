@@ -48,7 +48,8 @@ def test_an_orins_jetson_clocks_lines(name):
 @pytest.mark.parametrize("name", ["chronyc_tracking_chronyc_manual_example.txt",
                                   "chronyc_tracking_synced_stratum3_centos7.txt",
                                   "chronyc_tracking_localref_7f7f0101_server_unreachable_centos7.txt",
-                                  "chronyc_tracking_localref_7f7f0101_no_sources_lab_2026.txt"])
+                                  "chronyc_tracking_localref_7f7f0101_no_sources_lab_2026.txt",
+                                  "chronyc_tracking_pps_refclock_stratum1_timeserver.txt"])
 def test_chronyc_tracking_lines(name):
     """The reference, stratum, offset and leap status lines are the real ones; every line is in
     chronyc's layout ("Name<padded to 16>: value") and order."""

@@ -2,7 +2,8 @@
 tracking` example of chrony's own manual (doc/chronyc.adoc, mlichvar/chrony at 8f2db83), whose
 "System time" line client.c prints as "%.9O of NTP time" (an absolute value, then slow or fast);
 and real outputs (samples/SOURCES.md): a node synchronised to a stratum-2 server, one following its
-local reference with its server unreachable, one serving its local clock with no source on purpose."""
+local reference with its server unreachable, one serving its local clock with no source on purpose,
+a stratum-1 server following its GPS's PPS reference clock."""
 
 from pathlib import Path
 
@@ -26,6 +27,7 @@ def test_the_manuals_example():
     ("chronyc_tracking_synced_stratum3_centos7.txt", 0.000170658, "C39AAED1 (leeto.nicolbolas.org)", 3, False),
     ("chronyc_tracking_localref_7f7f0101_server_unreachable_centos7.txt", 0.0, "7F7F0101 ()", 10, True),
     ("chronyc_tracking_localref_7f7f0101_no_sources_lab_2026.txt", 0.0, "7F7F0101 ()", 10, True),
+    ("chronyc_tracking_pps_refclock_stratum1_timeserver.txt", 0.000000072, "50505300 (PPS)", 1, False),
 ])
 def test_real_outputs(name, offset, reference, stratum, local):
     """A node following its own clock reads Leap status Normal and offset 0: only its reference
