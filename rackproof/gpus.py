@@ -38,8 +38,8 @@ def clocks_locked(node: str, clocks: tuple[ClockRange, ...]) -> str | None:
     domain's (Orin's GPU; Thor's gpu-gpc-0 and gpu-nvd-0) MinFreq is its MaxFreq. A CPU the power mode
     took offline is left out: jetson_clocks leaves its range alone. Returns what was left out
     ("cpu8, cpu9 offline, left out"), None when nothing was; a failure says it too."""
-    left_out = f"{', '.join(c.name for c in clocks if not c.online)} offline, left out" \
-        if not all(c.online for c in clocks) else None
+    offline = [c.name for c in clocks if not c.online]
+    left_out = f"{', '.join(offline)} offline, left out" if offline else None
     unlocked = [c for c in clocks if c.online and c.min_freq != c.max_freq]
     if unlocked:
         domains = ", ".join(c.name for c in clocks if c.gpu)
