@@ -129,14 +129,15 @@ def points(path: str | Path, cluster: str | None = None, reference: str | None =
     return {key: series[-last:] for key, series in found.items()}
 
 
-def section(path: str | Path, doc: dict, last: int = 10) -> dict:
+def section(path: str | Path, doc: dict, runs: int = 5) -> dict:
     """results.json's `history`: the file, how many runs of the cluster it holds, and each figure of
-    this run (already appended) with its last `last` values, oldest first."""
+    this run (already appended) with the values drift judged it by: its `runs` earlier values
+    ([history] runs, the window of the median) and this run's, oldest first."""
     cluster = doc["run"]["cluster"]
-    series = points(path, cluster, last=last)
+    series = points(path, cluster, last=runs + 1)
     db = _connect(path, write=False)
     try:
-        runs = db.execute("SELECT count(*) FROM runs WHERE cluster = ?", (cluster,)).fetchone()[0]
+        recorded = db.execute("SELECT count(*) FROM runs WHERE cluster = ?", (cluster,)).fetchone()[0]
     except sqlite3.Error as e:
         raise HistoryError(f"{one_line(str(path))}: cannot read it ({one_line(str(e))})") from None
     finally:
@@ -145,7 +146,7 @@ def section(path: str | Path, doc: dict, last: int = 10) -> dict:
                          if m.get("reference"))
     trends = [{"reference": ref, "subject": subj, "unit": unit,
                "values": [p.value for p in series.get((cluster, ref, subj, unit), [])]} for ref, subj, unit in keys]
-    return {"path": str(path), "runs": runs, "trends": trends}
+    return {"path": str(path), "runs": recorded, "trends": trends}
 
 
 # A figure with a floor drifts once it has lost this part of its margin above the floor (its

@@ -30,7 +30,7 @@ def test_runs_are_appended_and_read_back_per_figure(tmp_path):
     assert [p.value for p in found[("thor-shelf", "lane.rate", "thor-1 -> thor-2", "Gbit/s")]] == [24.9, 24.7, 24.8, 23.1]
     assert len(history.points(db)) == 2   # a figure without a reference key is not recorded
     assert history.points(db, "another cluster") == {}
-    section = history.section(db, _doc("", {"thor-1 -> thor-2": 23.1}), last=3)
+    section = history.section(db, _doc("", {"thor-1 -> thor-2": 23.1}), runs=2)   # drift's window, and this run
     assert section["runs"] == 4 and section["trends"] == [
         {"reference": "lane.rate", "subject": "thor-1 -> thor-2", "unit": "Gbit/s", "values": [24.7, 24.8, 23.1]}]
 
