@@ -52,7 +52,10 @@ def parse_netplan_naming(text: str) -> NetplanNaming:
 
 # exit 1: the file does not exist (stat says so on stderr)
 MODE_OWNER = Probe("stat", "a file's mode and owner", "stat -c '%a %U' {path}", parse_mode_owner, ok_exit=(0, 1),
-                   once=True)
+                   once=True,
+                   seen_on=("Debian 12",),
+                   unseen="no `stat -c '%a %U'` of another machine was found (scripts compare with it, none kept its "
+                          "answer); coreutils prints the format's two fields, the same on every distribution")
 # sudo -n -l asks whether the rule exists without running anything: `sudo -n grep` refused and
 # `grep` finding nothing both exit 1
 NAMING_INTERFACES = Probe(
@@ -61,4 +64,5 @@ NAMING_INTERFACES = Probe(
     'if [ -r "$f" ]; then grep -q -E {pattern} -- "$f"; s=$?; '
     'elif sudo -n -l grep -q -E {pattern} -- "$f" >/dev/null 2>&1; then sudo -n grep -q -E {pattern} -- "$f"; s=$?; '
     'else s=2; fi; case $s in 0) echo "names $f";; 1) ;; *) echo "unreadable $f";; esac; done',
-    parse_netplan_naming, once=True)
+    parse_netplan_naming, once=True, seen_on=("Debian 12",),
+    unseen="each line is the probe's own loop's (from grep's exit status): no other machine prints it")

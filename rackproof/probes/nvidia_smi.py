@@ -104,6 +104,9 @@ def parse_gpus(text: str) -> tuple[Gpu, ...]:
 
 GPUS = Probe("nvidia-smi --query-gpu", "the GPUs the driver sees: their names and the driver's version",
              f"nvidia-smi --query-gpu={','.join(GPU_FIELDS)} --format=csv,noheader", parse_gpus, ok_exit=(0, 6),
-             once=True)
+             once=True,
+             seen_on=("DGX Spark", "Jetson AGX Thor JetPack 7.2", "L40"),
+             unseen="of a Jetson AGX Thor only a row of another field list was found (memory.total [N/A] there too)")
 NVIDIA_SMI = Probe("nvidia-smi", "the GPU driver and CUDA versions (the banner)", "nvidia-smi",
-                   parse_nvidia_smi_banner, once=True)
+                   parse_nvidia_smi_banner, once=True,
+                   seen_on=("DGX Spark", "Jetson AGX Thor JetPack 7"))

@@ -89,7 +89,11 @@ def _converted(value: float, unit: str, wanted: str) -> float:
 
 IB_WRITE_BW_SERVER = Probe("ib_write_bw server", "receives RDMA writes on one RoCE device",
                            "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port}",
-                           repeatable=False)
+                           repeatable=False,
+                           unseen="its output is not read: the client's is")
 IB_WRITE_BW = Probe("ib_write_bw", "RDMA write bandwidth over one CX7 link (perftest)",
                     "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port} {address}",
-                    parse_ib_write_bw, repeatable=False)
+                    parse_ib_write_bw, repeatable=False,
+                    seen_on=("DGX Spark", "Proxmox VE"),
+                    unseen="a DGX Spark's client was seen with --run_infinitely only; a timed run (-D, as the suite "
+                           "runs it) on another ConnectX host")

@@ -116,17 +116,24 @@ def _check(values: dict) -> None:
 # stderr joins stdout so that an error ("Name or service not known") is in the target's own
 # answer; exit 1 (no reply) and 2 (an error) still answer: PingResult says which
 PING = Probe("ping", "reply, loss and round trip to a target", "ping -c {count} -W 1 -i 0.2 {target} 2>&1",
-             parse_ping, ("target",), ok_exit=(0, 1, 2), check=_check)
+             parse_ping, ("target",), ok_exit=(0, 1, 2), check=_check,
+             seen_on=("Pop!_OS", "Debian 12"),
+             unseen="no ping of a Jetson AGX Thor or a DGX Spark was found; iputils prints the same lines on every "
+                    "distribution")
 # packets of `size` bytes of payload (+ 28 of IP and ICMP headers) with don't-fragment set: each
 # arrives whole or not at all ("ping: local error: message too long, mtu=1500" when the sender's
 # own MTU is smaller). Three of them: one reply proves the path, and a packet lost to a moment's
 # congestion (a throughput test on the same lanes) is not a path that drops full-size frames.
 PING_DF = Probe("ping -M do", "whether packets of a given size cross to a target unfragmented",
                 "ping -M do -s {size} -c 3 -i 0.2 -W 1 {target} 2>&1", parse_ping, ("target",),
-                ok_exit=(0, 1, 2), check=_check)
+                ok_exit=(0, 1, 2), check=_check,
+                seen_on=("libreswan", "Debian 12"),
+                unseen="no ping -M do of a Jetson AGX Thor or a DGX Spark was found")
 # the same, with the echo's identifier chosen (-e): a bond hashes an echo by its identifier, so
 # it picks the member the packet leaves by (rackproof.bondhash.echo_idents)
 PING_DF_VIA = Probe("ping -M do -e", "whether packets of a given size cross to a target unfragmented, "
                     "over the bond member their echo identifier hashes to",
                     "ping -M do -s {size} -e {ident} -c 3 -i 0.2 -W 1 {target} 2>&1", parse_ping,
-                    ("target",), ok_exit=(0, 1, 2), check=_check)
+                    ("target",), ok_exit=(0, 1, 2), check=_check,
+                    unseen="ping -M do with the echo identifier chosen (-e): the same lines (seen for ping -M do); no"
+                           " capture with -e was found")

@@ -157,21 +157,37 @@ def parse_unmunge(text: str) -> MungeDecode:
 
 
 SCONTROL_PING = Probe("scontrol ping", "whether this node reaches the Slurm controller", "scontrol ping",
-                      parse_scontrol_ping, ok_exit=(0, 1))
+                      parse_scontrol_ping, ok_exit=(0, 1),
+                      seen_on=("Ubuntu 24.04", "Debian 12"),
+                      unseen="no Slurm on a Jetson AGX Thor or a DGX Spark was found")
 SINFO_NODES = Probe("sinfo", "every Slurm node's state and the reason Slurm gives",
-                    f"sinfo -h -N -o '%N{SEP}%T{SEP}%E'", parse_sinfo_nodes, once=True)
+                    f"sinfo -h -N -o '%N{SEP}%T{SEP}%E'", parse_sinfo_nodes, once=True,
+                    seen_on=("Debian 12",),
+                    unseen="the -o format is the probe's own: other machines' captures show sinfo's default table; "
+                           "seen only on the simulated rack (Debian's Slurm 22.05.8)")
 PARTITION = Probe("scontrol show partition", "a Slurm partition's limits (MaxTime)",
-                  "scontrol show partition -o {partition}", parse_partition)
+                  "scontrol show partition -o {partition}", parse_partition,
+                  seen_on=("Slurm 20.11.6", "Debian 12"),
+                  unseen="no Slurm on a Jetson AGX Thor or a DGX Spark was found")
 # --immediate: a job that cannot start now is refused instead of waiting in the queue
 SRUN_HOSTNAME = Probe("srun", "a real one-node job on NODE (it answers with the node's name)",
                       "srun --immediate={seconds} -N1 --exclusive -w {node} -t 1 hostname",
-                      timeout=60)
+                      timeout=60,
+                      seen_on=("Debian 12",),
+                      unseen="its answer is the node's name (hostname's); srun's refusals were seen only on the "
+                             "simulated rack")
 # unmunge exits with munge's error code (14: invalid, 15: expired, 16: rewound, ...) after
 # printing STATUS or its error; neither (ssh failed) is unreadable, and the failure shows what was
 # printed. Read once: the munge check and the checks whose cause it is see the same credential.
 _ANY_EXIT = tuple(range(256))
 MUNGE_TO = Probe("munge | ssh PEER unmunge", "a munge credential made here decoded on PEER",
                  "munge -n | ssh -o BatchMode=yes -o ConnectTimeout={seconds} {peer} unmunge 2>&1",
-                 parse_unmunge, ok_exit=_ANY_EXIT, once=True)
+                 parse_unmunge, ok_exit=_ANY_EXIT, once=True,
+                 seen_on=("Debian 12",),
+                 unseen="unmunge over ssh prints unmunge's own lines (seen on Ubuntu for munge | unmunge); no capture"
+                        " over ssh was kept")
 MUNGE_HERE = Probe("munge | unmunge", "a munge credential made and decoded on this node",
-                   "munge -n | unmunge 2>&1", parse_unmunge, ok_exit=_ANY_EXIT, once=True)
+                   "munge -n | unmunge 2>&1", parse_unmunge, ok_exit=_ANY_EXIT, once=True,
+                   seen_on=("Ubuntu",),
+                   unseen="no munge on a Jetson AGX Thor or a DGX Spark was found; on Debian 12 only over ssh "
+                          "(munge | ssh PEER unmunge)")

@@ -96,10 +96,16 @@ def parse_ss_ports(text: str) -> frozenset[int]:
     return frozenset(ports)
 
 
-LISTENING = Probe("ss", "every TCP socket listening, and on which address", "ss -Hltn", parse_ss_listen)
+LISTENING = Probe("ss", "every TCP socket listening, and on which address", "ss -Hltn", parse_ss_listen,
+                  seen_on=("Ubuntu 20.04", "Ubuntu 22.04", "Debian 12"),
+                  unseen="no ss of a Jetson AGX Thor or a DGX Spark was found")
 # every listener with the process holding it (root sees every user's: the suite's sudoers rule)
 LISTENING_PROCESSES = Probe("sudo ss", "every TCP and UDP socket listening, and the process holding it",
-                            "sudo -n ss -Hltnup", parse_ss_listen)
+                            "sudo -n ss -Hltnup", parse_ss_listen,
+                            seen_on=("Ubuntu 24.04", "Ubuntu 20.04", "Debian 12"),
+                            unseen="no ss of a Jetson AGX Thor or a DGX Spark was found")
 # the range the suite chooses client ports from (above the kernel's ephemeral ports)
 HELD_CLIENT_PORTS = Probe("ss client ports", "the client ports that TCP sockets hold, in any state",
-                          f"ss -Htan 'sport >= :{CLIENT_PORTS.start}'", parse_ss_ports)
+                          f"ss -Htan 'sport >= :{CLIENT_PORTS.start}'", parse_ss_ports,
+                          seen_on=("Ubuntu",),
+                          unseen="no ss of a Jetson AGX Thor or a DGX Spark was found")

@@ -131,11 +131,20 @@ def parse_setup_check(text: str) -> SetupCheck | None:
 
 
 SPARKRUN_VERSION = Probe("sparkrun --version", "the sparkrun CLI on the head node, and its version",
-                         f"{QUIET} sparkrun --version 2>&1", parse_version, ok_exit=(0, 127), once=True)
+                         f"{QUIET} sparkrun --version 2>&1", parse_version, ok_exit=(0, 127), once=True,
+                         seen_on=("Debian 12",),
+                         unseen="no output of sparkrun on a DGX Spark was found: these are sparkrun 0.4.2's own "
+                                "(PyPI) on Debian 12")
 CLUSTER_SHOW = Probe("sparkrun cluster show", "the sparkrun cluster definition on the head: its hosts in node order",
                      f"{QUIET} sparkrun cluster show {{cluster}} --json 2>&1", parse_cluster_show, ok_exit=(0, 1),
-                     once=True)
+                     once=True,
+                     seen_on=("Debian 12",),
+                     unseen="no output of sparkrun on a DGX Spark was found: these are sparkrun 0.4.2's own (PyPI) on"
+                            " Debian 12")
 # it probes every host over SSH (discovery, readiness, CX7, fabric mesh), a few seconds
 SETUP_CHECK = Probe("sparkrun setup check", "sparkrun's read-only readiness report for the cluster, host by host",
                     f"{QUIET} sparkrun setup check --cluster {{cluster}} --json 2>&1", parse_setup_check,
-                    ok_exit=(0, 1), timeout=180, once=True)
+                    ok_exit=(0, 1), timeout=180, once=True,
+                    seen_on=("Debian 12",),
+                    unseen="no output of sparkrun on a DGX Spark was found: these are sparkrun 0.4.2's own (PyPI) on "
+                           "Debian 12")

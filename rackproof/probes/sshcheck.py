@@ -83,7 +83,10 @@ def unreached_host(stderr: str) -> str | None:
 # keys, names and login are checked the same, and a server without it still gets its own choice.
 SSH_HOSTNAME = Probe("ssh to a peer", "passwordless SSH from this node to a peer, and which host answers",
                      "ssh -o BatchMode=yes -o ConnectTimeout={seconds} -o KexAlgorithms=^curve25519-sha256 "
-                     "{peer} hostname")
+                     "{peer} hostname",
+                     seen_on=("Debian 12",),
+                     unseen="no capture of a Jetson AGX Thor or a DGX Spark was found; OpenSSH's messages are its own"
+                            " (others' in ssh_batchmode_failure_messages_catalogue.txt)")
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,8 @@ SSH_FANOUT = Probe(
     "hostname >\"$0/$3.out\" 2>\"$0/$3.err\" </dev/null; echo $? >\"$0/$3.rc\"' \"$t\" {limit} {seconds}; "
     'k=0; for p in {peers}; do echo "### rackproof-peer $k $(cat "$t/$k.rc" 2>/dev/null)"; cat "$t/$k.out" 2>/dev/null; '
     'echo; echo "### rackproof-stderr $k"; cat "$t/$k.err" 2>/dev/null; echo; k=$((k+1)); done; rm -rf "$t"',
-    parse_fanout, parser_takes=("peers",))
+    parse_fanout, parser_takes=("peers",), seen_on=("Debian 12",),
+    unseen="the probe's own rows around ssh's answers: seen only on the simulated rack")
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,9 @@ def parse_ssh_connection(text: str) -> SshConnection | None:
 
 
 SSH_CONNECTION = Probe("$SSH_CONNECTION", "the two ends of the controller's SSH connection (the management path)",
-                       'echo "$SSH_CONNECTION"', parse_ssh_connection)
+                       'echo "$SSH_CONNECTION"', parse_ssh_connection,
+                       seen_on=("RHEL", "Debian 12"),
+                       unseen="no capture of a Jetson AGX Thor or a DGX Spark was found")
 
 
 def parse_offered_methods(text: str) -> tuple[str, ...]:
@@ -188,4 +194,5 @@ OFFERED_METHODS = Probe(
     "ssh methods", "which login methods sshd offers on an address (password login must be off)",
     "ssh -o BatchMode=yes -o PubkeyAuthentication=no -o PreferredAuthentications=password,keyboard-interactive "
     "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout={seconds} "
-    "{address} true 2>&1", parse_offered_methods, ok_exit=(255,))
+    "{address} true 2>&1", parse_offered_methods, ok_exit=(255,), seen_on=("OpenSSH client", "Debian 12"),
+    unseen="no capture of a Jetson AGX Thor or a DGX Spark was found")

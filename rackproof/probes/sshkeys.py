@@ -24,4 +24,6 @@ def parse_key_fingerprints(text: str) -> tuple[str, ...]:
 
 # exit 255: no such file, or no key in it (its stderr says which)
 AUTHORIZED_KEYS = Probe("ssh-keygen -lf", "fingerprints of the keys in the login's authorized_keys",
-                        "ssh-keygen -lf ~/.ssh/authorized_keys", parse_key_fingerprints, ok_exit=(0, 255))
+                        "ssh-keygen -lf ~/.ssh/authorized_keys", parse_key_fingerprints, ok_exit=(0, 255),
+                        seen_on=("RHEL", "Debian 12"),
+                        unseen="no capture of a Jetson AGX Thor or a DGX Spark was found")

@@ -42,4 +42,6 @@ def parse_sudo_list(text: str) -> tuple[str, ...]:
 
 
 SUDO_RULES = Probe("sudo -l -U", "what a login may run with sudo (needs the `list` right)",
-                   "sudo -n -l -U {login}", parse_sudo_list)
+                   "sudo -n -l -U {login}", parse_sudo_list,
+                   seen_on=("Ubuntu 16.04", "Debian 12"),
+                   unseen="no capture of a Jetson AGX Thor or a DGX Spark was found")

@@ -25,4 +25,6 @@ def parse_sysctl(text: str) -> dict[str, str]:
 
 
 SYSCTL = Probe("sysctl", "kernel settings that a change can alter (IP forwarding)", f"sysctl {' '.join(FORWARDING)}",
-               parse_sysctl)
+               parse_sysctl,
+               seen_on=("Ubuntu", "Debian 12"),
+               unseen="no capture of a Jetson AGX Thor or a DGX Spark was found")

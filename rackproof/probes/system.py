@@ -14,8 +14,12 @@ def parse_answer(text: str) -> str:
     return text.strip()
 
 
-HOSTNAME = Probe("hostname", "the node's host name", "hostname", parse_answer, once=True)
-LOGIN = Probe("id -un", "the login the suite runs as on the node", "id -un", parse_answer, once=True)
+HOSTNAME = Probe("hostname", "the node's host name", "hostname", parse_answer, once=True,
+                 seen_on=("Linux desktop", "Debian 12"),
+                 unseen="one word, the node's name: no capture of a Jetson AGX Thor or a DGX Spark was kept")
+LOGIN = Probe("id -un", "the login the suite runs as on the node", "id -un", parse_answer, once=True,
+              seen_on=("Linux appliance", "Debian 12"),
+              unseen="one word, the login's name: no capture of a Jetson AGX Thor or a DGX Spark was kept")
 
 
 def parse_clock(text: str) -> datetime.datetime:
@@ -27,4 +31,6 @@ def parse_clock(text: str) -> datetime.datetime:
 
 
 # whose reservation holds a node is judged by the node's own clock: a recording keeps its moment
-CLOCK = Probe("date", "the node's clock, in seconds since 1970 (UTC)", "date -u +%s", parse_clock)
+CLOCK = Probe("date", "the node's clock, in seconds since 1970 (UTC)", "date -u +%s", parse_clock,
+              seen_on=("Alibaba Cloud ECS", "Debian 12"),
+              unseen="one number: no capture of a Jetson AGX Thor or a DGX Spark was kept")
