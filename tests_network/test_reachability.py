@@ -3,14 +3,20 @@
 import pytest
 
 from rackproof import addressing
-from rackproof.failure import Failure
+from rackproof.failure import Failure, NotVerified
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
 
 def test_reaches_every_peer(cluster_node, inventory, measure, planned):
     peers = addressing.peers(inventory.nodes, cluster_node.name)
+    if not peers:
+        raise NotVerified(cluster_node.name, "reaching its peers", "the inventory names no other node with a cluster "
+                          "address", "add the other nodes to the inventory")
     replies = planned("node.peer_pings")
+    if unpinged := [f"{name} ({ip})" for ip, name in peers.items() if ip not in replies]:
+        raise NotVerified(cluster_node.name, "reaching its peers", f"no ping of {', '.join(unpinged)} was made",
+                          "run the check again")
     for ip, result in replies.items():
         if result.rtt_avg_ms is not None:
             measure("rtt", f"{cluster_node.name} -> {peers[ip]}", result.rtt_avg_ms, "ms")
