@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from rackproof.probes import ParseError
+from rackproof.probes.counters import parse_ethtool_driver
+from rackproof.probes.docker import parse_image_id
+from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
 from rackproof.probes.ping import parse_ping
 from rackproof.probes.slurm import Controller, parse_partition, parse_scontrol_ping, parse_unmunge, slurm_time_hours
 from rackproof.probes.sockets import Listener, parse_ss_listen, parse_ss_ports, scope
@@ -186,3 +189,25 @@ def test_clock_in_seconds(name, iso):
     """Seconds since 1970 are the same with and without -u; the course's next line converts
     1712280487 to 2024/04/05 09:28:07 in UTC+8."""
     assert parse_clock(read(name)).isoformat() == iso
+
+
+# -- ib_write_bw -------------------------------------------------------------------------------
+
+def test_ib_write_bw_timed_run_with_a_cpu_frequency_notice():
+    """A timed run (-D) over RoCE: no peak, one row; the notice between the table's header and
+    its row is not a row."""
+    assert parse_ib_write_bw(read("ib_write_bw_D5_bidirectional_mlx5_proxmox_cpu_freq_line.txt")) == \
+        PerftestResult(65536, 560845, 0.0, 98.02, "Gb/sec", 0.18695, "mlx5_0", "Ethernet")
+
+
+# -- samples the renderers are held to, read by the product's parsers too ---------------------
+
+@pytest.mark.parametrize("name", ["ethtool_i_dgx_spark_enP2p1s0f0np0_PARTIAL.txt",
+                                  "ethtool_i_mlx5_cx7_fw28.39_ubuntu_gpu_server.txt"])
+def test_a_cx7_drivers_name(name):
+    assert parse_ethtool_driver(read(name)) == "mlx5_core"
+
+
+def test_docker_28_refusing_a_login_outside_its_group():
+    found = parse_image_id(read("docker_ps_permission_denied_api1.51.txt"))
+    assert found.id is None and "not in the docker group" in found.unusable
