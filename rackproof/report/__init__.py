@@ -9,5 +9,7 @@
     measurements  figures grouped by kind, with a row for every check that should have given one
     baseline      what changed since an earlier results.json
     document      results.json: assembling it, its schema and version
+    junit         the run's and each figure's properties in junit.xml, for CI
+    summary       the one-screen Markdown summary (GITHUB_STEP_SUMMARY, else summary.md)
     charts, topology_svg, style, html    drawing report.html from a results document
 """
