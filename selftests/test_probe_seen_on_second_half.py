@@ -1,8 +1,8 @@
 """Where the formats of the second half of `rackproof probes` (from `stat` on) were seen: each
 of its parsers' probes says seen_on or unseen, and docs/checks.md shows it. Each platform named
 is backed by a sample of that probe (test_probe_seen_on's first test checks every probe).
-The survey's probes and the suite's own plumbing (host.py, traffic.py, disrupt.py) are not
-listed here: their lines are the suite's own."""
+The suite's own plumbing (host.py, traffic.py, disrupt.py: markers, batches, servers, lanes) is
+not listed here: it prints nothing of another tool's."""
 
 from pathlib import Path
 
@@ -15,7 +15,8 @@ SECOND_HALF = ["stat", "grep netplan", "nvidia-smi --query-gpu", "nvidia-smi", "
                "ping", "ping -M do", "ping -M do -e", "scontrol ping", "sinfo", "scontrol show partition", "srun",
                "munge | ssh PEER unmunge", "munge | unmunge", "ss", "sudo ss", "ss client ports", "sparkrun --version",
                "sparkrun cluster show", "sparkrun setup check", "ssh to a peer", "ssh to every peer",
-               "$SSH_CONNECTION", "ssh methods", "ssh-keygen -lf", "sudo -l -U", "sysctl", "hostname", "id -un",
+               "$SSH_CONNECTION", "ssh methods", "ssh-keygen -lf", "sudo -l -U", "tools on PATH", "groups",
+               "daemon answers", "tool runs", "sudo -n -l", "survey", "sysctl", "hostname", "id -un",
                "date", "systemctl --user show"]
 
 

@@ -94,13 +94,17 @@ TOOLS_ON_PATH = Probe(
     'for t in {tools}; do p=; for d in $(printf %s "$PATH" | tr : " "); do '
     '[ -f "$d/$t" ] && {{ p="$d/$t"; break; }}; done; '
     'if [ -z "$p" ]; then echo "tool $t"; elif [ -x "$p" ]; then echo "tool $t $p"; '
-    'else echo "tool $t $p $(stat -c %G -- "$p")"; fi; done')
-GROUPS = Probe("groups", "the login's groups", 'echo "groups $(id -nG)"')
+    'else echo "tool $t $p $(stat -c %G -- "$p")"; fi; done',
+    unseen="the probe's own lines (a part of the survey): seen in the survey's output on Debian 12")
+GROUPS = Probe("groups", "the login's groups", 'echo "groups $(id -nG)"',
+               unseen="the probe's own line around `id -nG` (a part of the survey): seen in the survey's output on "
+                      "Debian 12")
 # the client's exit status says whether its daemon answered (lldpcli: lldpd's socket; chronyc:
 # chronyd; munge: munged)
 DAEMON = Probe("daemon answers", "whether a daemon answers its client (asked only where the client is)",
                "if command -v {tool} >/dev/null 2>&1; then {client} >/dev/null 2>&1 </dev/null; "
-               "echo daemon {daemon} $?; fi")
+               "echo daemon {daemon} $?; fi",
+               unseen="the probe's own line (a part of the survey): seen in the survey's output on Debian 12")
 # a tool that is there may still not run (a broken install: the loader's "error while loading
 # shared libraries", exit 127): each is run once, bounded, asked only its version; the status
 # comes after its output on a line of its own, awk keeps that and the first line
@@ -108,10 +112,15 @@ RUNS = Probe("tool runs", "whether a tool runs: its exit status and first line w
              "where the tool is)",
              "if command -v {tool} >/dev/null 2>&1; then {{ timeout 5 {tool} {flag} </dev/null 2>&1; "
              "printf '\\n%s\\n' \"$?\"; }} | awk -v t={tool} 'NR == 1 {{ f = $0 }} {{ l = $0 }} "
-             "END {{ print \"runs\", t, l, f }}'; fi")
+             "END {{ print \"runs\", t, l, f }}'; fi",
+             unseen="the probe's own line around the tool's first line (a part of the survey): seen in the "
+                    "survey's output on Debian 12")
 SUDO_ALLOWED = Probe("sudo -n -l", "whether sudo -n would run a command (asked, not run)",
-                     "sudo -n -l {command} >/dev/null 2>&1 </dev/null; echo sudo {index} $?")
+                     "sudo -n -l {command} >/dev/null 2>&1 </dev/null; echo sudo {index} $?",
+                     unseen="the probe's own line from sudo's exit status (a part of the survey): seen in the "
+                            "survey's output on Debian 12")
 SURVEY = Probe("survey", "tools, groups, daemons, versions and sudo rights, in one round trip", "{commands}",
-               parse_survey, timeout=30)
+               parse_survey, timeout=30, seen_on=("Debian 12",),
+               unseen="the suite's own lines from the tools' answers: no other machine prints them")
 # what the survey is made of (`rackproof probes` lists them as run before every check)
 PARTS = (TOOLS_ON_PATH, GROUPS, DAEMON, RUNS, SUDO_ALLOWED)
