@@ -21,7 +21,7 @@ CI = REPO / "examples" / "ci"
 VENV = Path(sys.prefix)
 INSTALL = "python3 -m venv .venv && .venv/bin/pip install -q ."
 # what a clean checkout never holds: the files runs, builds and editors leave
-LEFT_BY_RUNS = (".git", ".venv", "__pycache__", ".pytest_cache", "*.egg-info", ".ruff_cache")
+LEFT_BY_RUNS = (".git", ".venv", "__pycache__", ".pytest_cache", "*.egg-info", ".hypothesis", ".import_linter_cache")
 
 
 def fresh_checkout(dest: Path) -> Path:
