@@ -282,3 +282,12 @@ def test_thor_lane_counters_are_nvethernets_own(capsys):
     assert printed and all(name in table for name in printed)
     assert printed == sorted(printed, key=table.index)
     assert "mmc_rx_crc_error" in printed and "mmc_rx_fifo_overflow" in printed
+
+
+def test_nccl_tests_run_parameters_are_the_defaults_of_the_suites_command():
+    """The suite runs `TEST -b 1G -e 4G -f 2 -g 1`: no -w, no -n, so nccl-tests 2.18.3 states its
+    defaults, warmup_iters = 1 and iters = 20 (its src/common.cu); the Spark capture's 10 and 50
+    were its author's own -w and -n."""
+    real = parse_nccl(sample("nccl_all_gather_dgx_spark_2node_good.txt"))
+    (parameters,) = [line for line in render_nccl(real).splitlines() if line.startswith("# nThread")]
+    assert "minBytes 1073741824 maxBytes 4294967296 step: 2(factor) warmup iters: 1 iters: 20 " in parameters

@@ -38,8 +38,10 @@ def render_nccl(result: NcclResult, *, device: str = "[000f:01:00] NVIDIA GB10",
     lines = [] if version is None else [f"# nccl-tests version {version}"]
     if result.collective is not None:
         lines.append(f"# Collective test starting: {result.collective}")
+    # the run parameters of the suite's command: nccl-tests 2.18.3's defaults (src/common.cu:
+    # warmup_iters = 1, iters = 20), -f 2
     lines += [f"# nThread 1 nGpus 1 minBytes {min(sizes)} maxBytes {max(sizes)} step: 2(factor) "
-              "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0",
+              "warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0",
               "#", "# Using devices"]
     lines += ["#  Rank %2d Group %2d Pid %6d on %10s device %2d %s" % (rank, 0, 4000 + rank, host, 0, device)
               for rank, host in result.ranks]
