@@ -147,8 +147,11 @@ STATS = Probe("ethtool -S", "a lane's driver counters (CRC, symbol errors, drops
               unseen="no `ethtool -S` of a Thor's MGBE (nvethernet) or of a Spark's ConnectX-7 was found: stmmac has "
                      "the MGBE's Synopsys counter names, mlx5_core of a ConnectX-6 Dx the CX7's")
 DRIVER = Probe("ethtool -i", "a lane's driver (which names its error counters)", "ethtool -i {interface}",
-               parse_ethtool_driver, once=True, seen_on=("E810 ice", "ConnectX-4 Lx mlx5_core", "Linux 6.6 bnxt_en"),
-               unseen="no `ethtool -i` of a Thor's MGBE or of a Spark's ConnectX-7 was found")
+               parse_ethtool_driver, once=True,
+               seen_on=("DGX Spark DGX OS 7", "Ubuntu ConnectX-7", "E810 ice", "ConnectX-4 Lx mlx5_core",
+                        "Linux 6.6 bnxt_en"),
+               unseen="no `ethtool -i` of a Jetson AGX Thor's MGBE was found; the DGX Spark's is its first three "
+                      "lines only")
 BYTES = Probe("rx_bytes tx_bytes", "the bytes a lane has received and sent (the kernel's counters)",
               "cat /sys/class/net/{interface}/statistics/rx_bytes /sys/class/net/{interface}/statistics/tx_bytes",
               parse_bytes, seen_on=("CentOS 6", "Debian 12"),
