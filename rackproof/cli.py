@@ -52,9 +52,10 @@ def _probes(args: argparse.Namespace) -> int:
         exits = "any exit status" if p["exit"] == "any" else f"exit {' or '.join(map(str, p['exit']))}"
         once = "; once per node per run" if p["once"] else ""
         checks = "".join(f"\n      {check}" for check in p["checks"]) or " none"
-        seen = "; ".join(filter(None, [", ".join(p["seen_on"]), p["unseen"]])) or "not stated"
+        seen = f"\n    seen on: {', '.join(p['seen_on']) or 'no real output'}" if p["seen_on"] or p["unseen"] else ""
+        unseen = f"\n    not seen: {p['unseen']}" if p["unseen"] else ""
         print(f"{p['name']}: {p['does']}\n    command: {p['command']}\n    root: {p['root']}; answers: {exits}{once}"
-              f"\n    seen on: {seen}\n    checks:{checks}")
+              f"{seen}{unseen}\n    checks:{checks}")
     return 0
 
 

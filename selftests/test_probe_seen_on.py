@@ -82,6 +82,9 @@ def test_rackproof_probes_json_and_text_say_it(capsys):
     text = capsys.readouterr().out
     assert f"bonding: {PROBES['bonding'].does}" in text
     assert "    seen on: " + ", ".join(PROBES["bonding"].seen_on) in text
+    assert "    not seen: " + PROBES["bonding"].unseen in text
+    assert "ip link set: " + PROBES["ip link set"].does + "\n" in text
+    assert "    seen on: no real output\n    not seen: " + PROBES["ip link set"].unseen in text
 
 
 @pytest.mark.parametrize("name", FIRST_HALF)
