@@ -14,6 +14,9 @@ never a worker) builds the plan from the checks it selected and runs it phase by
                 every node sends once and receives once (lanes are full duplex), the round's nodes
                 locked; then a collective over every CX7 node (NCCL), its nodes locked
     after load  the lanes' error counters again
+    settled     before the verdict (rackproof.racklife): a node declared unreachable is tried once
+                more, and what concerns it measured then if it answers (a late node); what was
+                measured of a node before it rebooted is marked, never judged
 
 An entry measures one thing for every target of the checks that judge it (`checks`, by name;
 their parameter kind is the entry's). What a target gave, its value or its exception with its

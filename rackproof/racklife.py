@@ -83,16 +83,19 @@ def settle(hosts: dict[str, Host], names: list[str], log: EvidenceLog, said: Cal
     """Before the verdict: ({late node: the evidence of the attempt it answered}, {node: its last
     reboot}). Every node is asked its boot id once more, all at once: a node declared unreachable
     with one connect attempt (its budget was spent), the others on their connection (a fresh one
-    reads the boot id it finds)."""
+    reads the boot id it finds). A node the run never reached out to is left alone."""
     down = {name for name in names if hosts[name].remote.unreachable is not None}
+    names = [name for name in names if name in down or hosts[name].remote.boots]
 
     def again(name: str) -> None:
         remote = hosts[name].remote
         if name in down:
             with remote.tried_once_more():
                 remote.run(str(BOOT_ID.command()), BOOT_ID.timeout, True, BOOT_ID.name)
-        elif remote.boot_command:
-            remote.run(remote.boot_command, BOOT_ID.timeout, True, BOOT_ID.name)
+        elif remote.boot_command:   # its connection may have outlived a reboot: what it reads now counts
+            answer = remote.run(remote.boot_command, BOOT_ID.timeout, True, BOOT_ID.name)
+            if answer.ok and answer.stdout.strip() != remote.boots[-1][0]:
+                remote.boots.append((answer.stdout.strip(), time.time()))
 
     asked = at_once(names, again, log, workers=len(names))
     late = {}

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from rackproof import tomltext
-from . import lldp, node as nodemod, profiles, slurm, sparkrun
+from . import lifeevents, lldp, node as nodemod, profiles, slurm, sparkrun
 from .util import SimError, batch, pid_alive, run, wait_until
 
 
@@ -445,6 +445,36 @@ def _u_ssh_hang(rack, spec, node, target, undo):
         os.kill(undo["pid"], signal.SIGCONT)
     except ProcessLookupError:
         pass
+
+
+def _p_life_event(event: str, default_seconds: float):
+    """sshd-restart / node-reboot [SECONDS] [WHEN] (rackproof_sim.lifeevents): a watcher makes it
+    happen at the moment WHEN names, the node back after SECONDS."""
+    def plant(rack, spec, node, args):
+        if len(args) > 2:
+            raise SimError(f"{event} takes at most SECONDS and WHEN: {event} {node} 3 first-connect")
+        try:
+            seconds = float(args[0]) if args else default_seconds
+        except ValueError:
+            raise SimError(f"{event}: SECONDS must be a number, not {args[0]!r}") from None
+        when = args[1] if len(args) > 1 else "now"
+        if not (0 <= seconds <= lifeevents.WHEN_WAIT_S) or not lifeevents.valid_when(when):
+            raise SimError(f"{event}: SECONDS from 0 to {lifeevents.WHEN_WAIT_S}, WHEN now, first-connect or a "
+                           f"program's name (ssh, iperf3); got {seconds:g} {when!r}")
+        if not pid_alive(rack.record["nodes"][node].get("sshd")):
+            raise SimError(f"sshd of {node} is not running")
+        watcher = lifeevents.start(rack.state, node, event, seconds, when)
+        return "sshd", {"watcher": watcher}, f"{node}: {lifeevents.describe(event, seconds, when)}"
+    return plant
+
+
+def _u_life_event(rack, spec, node, target, undo):
+    """The watcher stopped, sshd listening, the node's first boot id back."""
+    lifeevents.stop_watcher(undo["watcher"])
+    n = rack.node(node)
+    lifeevents.first_boot(rack.state, node, n.pid)
+    if not pid_alive(rack.record["nodes"][node].get("sshd")):
+        rack.record["nodes"][node]["sshd"] = n.start_sshd()
 
 
 def _p_address_moved(rack, spec, node, args):
@@ -1092,6 +1122,9 @@ _PLANT_AND_UNDO = {
     "engine-down": (_p_engine_down, _u_engine_down), "engine-on-loopback": (_p_engine_loopback, _u_engine_loopback),
     "slow-engine": (_p_slow, _u_slow), "roce-link-down": (_p_roce, _u_roce),
     "node-unreachable": (_p_unreachable, _u_unreachable), "ssh-hang": (_p_ssh_hang, _u_ssh_hang),
+    # the rack's own life, timed against the run (rackproof_sim.lifeevents)
+    "sshd-restart": (_p_life_event("sshd-restart", 3.0), _u_life_event),
+    "node-reboot": (_p_life_event("node-reboot", 10.0), _u_life_event),
     "stalled-engine": (_p_stalled, _u_engine_control), "duplicate-address": (_p_duplicate_address, _u_duplicate_address),
     "late-first-token": (_p_late_first_token, _u_engine_control),
     "stream-stops": (_p_stream_stops, _u_engine_control),

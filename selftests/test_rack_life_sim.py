@@ -1,0 +1,90 @@
+"""The rack's own life on a healthy simulated thor5 (faults sshd-restart and node-reboot, timed
+against the run by what the node itself sees): an sshd that refuses connections for 3 s at the
+run's first connect, during the SSH mesh or during the throughput rounds rejects nothing; an sshd
+down for the whole run makes its node unreachable with every attempt named; a node that reboots
+during the run is never accepted on what was measured of it before, and the reboot is named.
+
+Runs are narrowed to a declared scope that can reach ACCEPTED (--step, --node thor-2): few
+checks, one rack for the module."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from selftests.simrack import SimRack, rack_marks
+from selftests.suite import run_suite
+
+pytestmark = rack_marks()
+
+
+@pytest.fixture(scope="module")
+def thor5():
+    with SimRack("thor5") as rack:
+        yield rack
+
+
+def run(pytester, rack: SimRack, *args: str, inventory=None):
+    done = run_suite(pytester, f"--inventory={inventory or rack.inventory}", "--node", "thor-2", *args,
+                     netns=rack.rack.topo.bench)
+    return done, json.loads((done.run_dir / "results.json").read_text())
+
+
+def notes(results: dict, node: str = "thor-2") -> list[str]:
+    return [ev["note"] for test in results["tests"] for ev in test.get("evidence", []) if ev["node"] == node]
+
+
+def happened(rack: SimRack) -> str:
+    """What the node's life-event watcher said it did."""
+    return (rack.state.node_dir("thor-2") / "log" / "lifeevents.log").read_text()
+
+
+# the rack is built to the finished step: a scope that can reach ACCEPTED is --step 1 (its lanes'
+# links) or the finished step. The mesh's fan-out runs xargs, the throughput clients iperf3 -c
+@pytest.mark.parametrize("when, step", [("first-connect", ("--step", "1")), ("xargs", ()), ("iperf3 -c", ())],
+                         ids=["at-the-first-connect", "during-the-mesh", "during-load"])
+def test_an_sshd_refusing_connections_for_3_s_rejects_nothing(thor5, pytester, when, step):
+    before = happened(thor5) if (thor5.state.node_dir("thor-2") / "log" / "lifeevents.log").exists() else ""
+    with thor5.planted("thor-2", "sshd-restart", "3", when):
+        done, results = run(pytester, thor5, *step)
+    said = happened(thor5)[len(before):]
+    assert f"thor-2: sshd-restart ({when})" in said and "sshd listens again" in said, said   # it happened
+    assert results["verdict"]["decision"] == "ACCEPTED", done.output
+    assert "unreachable" not in done.output
+    if when == "first-connect":   # the run's first connects were refused, and tried again
+        assert any(re.search(r"connected at attempt \d+ after \S+ refused", n) for n in notes(results)), notes(results)
+    if when == "xargs":   # a peer's ssh to thor-2 was refused while its sshd restarted, and asked again
+        mesh = [t for t in results["tests"] if "test_passwordless_ssh[" in t["id"] and t["id"].endswith("->thor-2]")]
+        assert any(ev["probe"] == "ssh to a peer" for t in mesh for ev in t["evidence"]), \
+            f"no mesh row into thor-2 was asked again: {mesh}"
+
+
+def test_an_sshd_down_for_the_whole_run_makes_its_node_unreachable_with_every_attempt_named(thor5, pytester,
+                                                                                           tmp_path):
+    inventory = tmp_path / "cluster.toml"
+    inventory.write_text(thor5.inventory.read_text().replace("[ssh]\n", "[ssh]\nconnect_budget = 3\n", 1))
+    with thor5.planted("thor-2", "sshd-restart", "600", "now"):
+        done, results = run(pytester, thor5, "--step", "1", inventory=inventory)
+    failed = [t for t in results["tests"] if t["outcome"] == "failed"]
+    assert failed and results["verdict"]["decision"] != "ACCEPTED", done.output
+    message = failed[0]["message"]
+    found = re.search(r"thor-2 is unreachable: ssh to thor-2: (\d+) connect attempts in the connect budget of 3 s "
+                      r"failed: (.*?)(?: \(declared at|\n|$)", message)
+    assert found, message
+    attempts = found[2].split("; ")
+    assert int(found[1]) == len(attempts) >= 3 and all(
+        re.match(r"\d\d:\d\d:\d\d\.\d refused \(Connection refused\)", a) for a in attempts), attempts
+
+
+def test_a_node_rebooting_mid_run_is_never_accepted_on_what_was_measured_before(thor5, pytester):
+    with thor5.planted("thor-2", "node-reboot", "3", "xargs"):   # at the start of the SSH mesh
+        done, results = run(pytester, thor5)
+    assert "thor-2: node-reboot (xargs)" in happened(thor5)
+    assert results["verdict"]["decision"] not in ("ACCEPTED", "ACCEPTED WITH LIMITS"), done.output
+    assert re.search(r"rackproof: thor-2 rebooted between \d\d:\d\d:\d\d and \d\d:\d\d:\d\d \(boot id \w{8}… then "
+                     r"\w{8}…\)", done.output), done.output
+    marked = [t for t in results["tests"] if "measured before thor-2 rebooted at" in (t.get("message") or "")]
+    assert marked and set(t["id"] for t in marked) <= set(results["verdict"]["coverage"]["cut_short"]), done.output
+    assert not [t for t in results["tests"] if t["outcome"] == "failed"], done.output   # a reboot fails nothing
