@@ -43,7 +43,8 @@ _NOT_AFTER_A_NAME = r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]-)"
 _NOT_BEFORE_A_NAME = r"(?![A-Za-z0-9]|-[A-Za-z0-9])"
 # Slurm's host lists (`thor-[1-5]`, `gpu[01-04,07]`): every name of one masked, else left as it is
 _HOSTLIST = re.compile(_NOT_AFTER_A_NAME + r"([A-Za-z0-9][A-Za-z0-9.-]*)\[([0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*)\]")
-_IPV4 = re.compile(r"(?<![\d.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d]|\.\d)")
+# dotted, or with its dots escaped as a command's regular expression writes them (192[.]168[.]0[.]1)
+_IPV4 = re.compile(r"(?<![\d.\]])(\d{1,3})(\.|\[\.\]|\\\.)(\d{1,3})\2(\d{1,3})\2(\d{1,3})(?!\d|(?:\.|\[\.\])\d)")
 # a run of hex digits and colons with a '::' or seven colons (ipaddress decides whether it is one)
 _IPV6 = re.compile(r"(?<![0-9A-Fa-f:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?![0-9A-Fa-f:])")
 _MAC = re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}(?![0-9A-Fa-f:])")
@@ -156,13 +157,14 @@ class Anonymiser:
         return out
 
     def _ipv4(self, m: re.Match) -> str:
-        if any(int(x) > 255 for x in m.groups()):
+        octets, dot = (m[1], m[3], m[4], m[5]), m[2]
+        if any(int(x) > 255 for x in octets):
             return m[0]
-        address = ipaddress.IPv4Address(m[0])
+        address = ipaddress.IPv4Address(".".join(octets))
         if int(m[1]) == 255 or any(address in net for net in _IPV4_LEFT_ALONE):
             return m[0]
         kept = next((bits for net, bits in _IPV4_KEPT_PREFIX if address in net), 8)
-        return str(ipaddress.IPv4Address(self._permute("ipv4", int(address), 32, kept, 8)))
+        return str(ipaddress.IPv4Address(self._permute("ipv4", int(address), 32, kept, 8))).replace(".", dot)
 
     def _ipv6(self, m: re.Match) -> str:
         try:

@@ -77,6 +77,10 @@ def test_an_address_keeps_its_class_its_host_part_and_its_shared_prefixes(shelf)
     kept = "127.0.0.1:8080 0.0.0.0:* 255.255.255.0 224.0.0.251 version 580.159.03"
     assert shelf.text(kept) == kept
     assert shelf.text("192.168.40.11") == shelf.text("192.168.40.11") == a
+    # as a command's regular expression writes it
+    assert shelf.text("grep -E '(^|[^0-9])192[.]168[.]40[.]11/24($|[^0-9])'") == \
+        f"grep -E '(^|[^0-9]){a.replace('.', '[.]')}/24($|[^0-9])'"
+    assert shelf.text(r"192\.168\.40\.11") == a.replace(".", r"\.")
 
 
 def test_macs_keys_uuids_and_serials_are_masked_consistently_and_protocol_values_stay(shelf):
