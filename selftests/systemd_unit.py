@@ -183,18 +183,14 @@ def _interpreter_reachable() -> None:
             os.chmod(parent, stat.S_IMODE(mode) | stat.S_IXOTH)
 
 
-def _free_id(taken: set[int], start: int = 61000) -> int:
-    return next(i for i in range(start, 65000) if i not in taken)
-
-
-def _add_account(name: str, group: str, member_of: str) -> pwd.struct_passwd:
+def _add_account(name: str, group: str, member_of: str, shell: str) -> pwd.struct_passwd:
     """An account in the overlaid /etc: its own home under /home, primary group `group`, and a
     member of `member_of` in the group database."""
     taken = {p.pw_uid for p in pwd.getpwall()}
-    uid = _free_id(taken)
+    uid = next(i for i in range(61000, 65000) if i not in taken)
     gid = grp.getgrnam(group).gr_gid
     with open("/etc/passwd", "a") as f:
-        f.write(f"{name}:x:{uid}:{gid}::/home/{name}:/bin/bash\n")
+        f.write(f"{name}:x:{uid}:{gid}::/home/{name}:{shell}\n")
     lines = Path("/etc/group").read_text().splitlines()
     for i, line in enumerate(lines):
         parts = line.split(":")
@@ -258,10 +254,10 @@ def main(plan_file: str) -> None:
     service = Service.load(Path(plan["unit"]))
     group = _lock_group(CONTROLLER_LOCKS)
     if service.user not in {p.pw_name for p in pwd.getpwall()}:
-        # docs/ci.md: useradd --system --create-home --gid rackproof rackproof
-        _add_account(service.user, group, group)
+        # docs/ci.md: useradd --system --create-home --gid rackproof --shell /usr/sbin/nologin rackproof
+        _add_account(service.user, group, group, "/usr/sbin/nologin")
     unit_account = pwd.getpwnam(service.user)
-    operator = _add_account("operator2", "users", group)
+    operator = _add_account("operator2", "users", group, "/bin/bash")
 
     # the checkout where the unit runs it, its .venv the selftests' own (installing needs PyPI)
     shutil.copytree(REPO, service.working_directory, ignore=shutil.ignore_patterns(*LEFT_BY_RUNS),
