@@ -162,7 +162,7 @@ def threshold(recent: list[float], floor: float | None, share: float) -> float:
     margin above the floor, or twice the widest spread of its recent values around their median
     when that is more (a noisy figure does not warn on its noise), never more than half the margin
     nor more than `share`. A lane at 95.6% of its line rate with its floor at 90% drifts 1.95%
-    below its median, where the old fixed 5% warned only after the floor had failed."""
+    below its median (a fixed 5% would warn only after the floor had failed)."""
     median = statistics.median(recent)
     if floor is None:
         return share
