@@ -35,7 +35,7 @@ def plant(rack, node: str, kind: str, args: list[str]) -> str:
         rack.record = rack.state.load()
         if rack.record.get("phase") != "up":
             raise SimError(f"rack {rack.name} is not up (it is {rack.record.get('phase') or 'gone'})")
-        if node == "bench" and kind == "ssh-key-missing":
+        if node == "bench" and kind in ("ssh-key-missing", "controller-disk-full"):
             spec = None
         else:
             spec = rack.node_spec(node)
@@ -1061,6 +1061,75 @@ def _u_tool_missing(rack, spec, node, path, undo):
     run(nodemod.nsenter(rack.node(node).pid, "umount", "-n", path), timeout=20)
 
 
+def _p_tool_broken(rack, spec, node, args):
+    """The tool there and executable but broken, as a package unpacked halfway leaves it: the
+    first shared library it needs (ldd's first outside the C library) emptied by an empty file
+    mounted over it in the node's own mount namespace. The real loader then refuses it with its
+    own words ("error while loading shared libraries: ...: file too short") and exit status 127."""
+    if len(args) > 1 or args and not re.fullmatch(r"[A-Za-z0-9_.+-]+", args[0]):
+        raise SimError("tool-broken takes [TOOL] (default iperf3)")
+    tool = args[0] if args else "iperf3"
+    n = rack.node(node)
+    found = n.sh(f"PATH={nodemod.LOGIN_PATH} command -v {tool} || true").stdout.strip()
+    if not found.startswith("/"):
+        raise SimError(f"{tool} is not on {node}'s PATH")
+    libraries = re.findall(r"^\s*(\S+) => (/\S+) ", n.sh(f"ldd {found} 2>/dev/null || true").stdout, re.M)
+    own = [(name, path) for name, path in libraries if not re.match(r"lib(c|m|pthread|dl|rt)\.so", name)]
+    if not own:
+        raise SimError(f"{found} on {node} needs no shared library of its own (a script or a stand-in): "
+                       "nothing to break")
+    name, path = own[0]
+    library = n.sh(f"readlink -f {shlex.quote(path)}").stdout.strip()
+    empty = f"/run/rackproof-broken-{name}"
+    n.sh(f"rm -f {empty} && (umask 0133; : > {empty}) && mount -n --bind {empty} {shlex.quote(library)}")
+    return library, {"tool": tool}, f"{tool} on {node} is broken: {library} ({name}) is an empty file there"
+
+
+def _p_measurement_killed(rack, spec, node, args):
+    """The next iperf3 of a measurement on the node (its client, or with `server` its server)
+    killed with SIGKILL a second after it started, once, as the OOM killer or another operator's
+    kill does: a watcher in the node, ended by heal, by the node's end, or after 15 minutes."""
+    which = args[0] if args else "client"
+    if len(args) > 1 or which not in ("client", "server"):
+        raise SimError("measurement-killed takes [client|server] (default client)")
+    pattern = "^iperf3 -c " if which == "client" else "^iperf3 -s "
+    script = (f"while :; do p=$(pgrep -f -- '{pattern}' | head -n 1); if [ -n \"$p\" ]; then sleep 1; "
+              "kill -KILL \"$p\" 2>/dev/null && { echo \"killed $p\"; exit 0; }; fi; sleep 0.05; done")
+    pid = rack.node(node).spawn(["timeout", "900", "/bin/sh", "-c", script],
+                                rack.state.node_dir(node) / "log" / "measurement-killed.log")
+    return which, {"pid": pid}, f"the next iperf3 {which} on {node} is killed (SIGKILL) a second after it starts"
+
+
+def _u_measurement_killed(rack, spec, node, which, undo):
+    if pid_alive(undo["pid"]):
+        os.kill(undo["pid"], signal.SIGTERM)
+
+
+def _p_controller_disk_full(rack, spec, node, args):
+    """The controller's disk full where a run writes its report: a small tmpfs mounted on FOLDER
+    (an empty folder, under the reports folder) and filled to the last byte."""
+    if node != "bench" or len(args) != 1:
+        raise SimError("controller-disk-full is planted on bench and takes FOLDER (an empty folder for the report)")
+    folder = Path(args[0]).resolve()
+    if not folder.is_dir() or any(folder.iterdir()) or os.path.ismount(folder):
+        raise SimError(f"{folder} is not an empty folder")
+    owner = folder.stat()
+    run(["mount", "-t", "tmpfs", "-o", f"size=64k,mode=0700,uid={owner.st_uid},gid={owner.st_gid}", "rackproof-disk-full",
+         str(folder)])
+    try:
+        with open(folder / ".filled", "wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+    except OSError:
+        pass
+    return str(folder), {}, f"the controller's disk is full at {folder} (a 64 kB tmpfs, filled)"
+
+
+def _u_controller_disk_full(rack, spec, node, folder, undo):
+    run(["umount", folder])
+
+
 SUDOERS = "/etc/sudoers.d/rackproof"
 
 
@@ -1131,6 +1200,11 @@ _PLANT_AND_UNDO = {
     "power-mode": (_p_power_mode, _u_model), "gpu-not-visible": (_p_gpu_not_visible, _u_model),
     "clocks-unlocked": (_p_clocks_unlocked, _u_model),
     "tool-missing": (_p_tool_missing, _u_tool_missing), "sudo-rule-removed": (_p_sudo_rule_removed, _u_sudo_rule_removed),
+    # the rack's own life (issue 44): a tool that is there and does not run, a measurement killed
+    # from outside, the controller's disk full under its report
+    "tool-broken": (_p_tool_broken, _u_tool_missing),
+    "measurement-killed": (_p_measurement_killed, _u_measurement_killed),
+    "controller-disk-full": (_p_controller_disk_full, _u_controller_disk_full),
     # changes a change-control snapshot must see (not faults of the hardware)
     "address-moved": (_p_address_moved, _u_address_moved), "netplan-mode": (_p_netplan_mode, _u_netplan_mode),
     "hosts-edited": (_p_hosts_edited, _u_hosts_edited),
@@ -1160,3 +1234,6 @@ _PLANT_AND_UNDO = {
     "sparkrun-sudoers-missing": (_p_sparkrun_sudoers_missing, _u_sparkrun_sudoers_missing),
 }
 FAULT_KINDS = tuple(_PLANT_AND_UNDO)
+# the rack's own life, not a fault of the hardware: a healthy rack with one of these is never
+# REJECTED, and the run names it (bench/rack_life.py plants them at random)
+RACK_LIFE = ("sshd-restart", "node-reboot", "measurement-killed", "tool-broken", "controller-disk-full")
