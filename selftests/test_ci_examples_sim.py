@@ -1,7 +1,6 @@
 """The CI examples run where they would run, on a simulated rack of two Thors and an engine.
 
-Four jobs of the GitHub Actions example on a simulated rack of two Thors and an engine, each from
-a fresh checkout with the workflow's environment (its RACKPROOF_HISTORY in the runner account's
+Four jobs of the GitHub Actions example, each from a fresh checkout with the workflow's environment (its RACKPROOF_HISTORY in the runner account's
 home): three healthy, then one with thor-2's lane carrying 3% less (above its floor) and the
 engine 10% slower. The fourth warns of both from the history the first three left outside their
 checkouts. The other side: the same job without RACKPROOF_HISTORY (as the example was) keeps the
