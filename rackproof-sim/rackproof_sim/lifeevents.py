@@ -183,16 +183,18 @@ def happen(name: str, node: str, event: str, seconds: float, when: str) -> None:
 
     rack = Rack(RackState(name))
     n = rack.node(node)
-    listener = rack.record["nodes"][node].get("sshd")
+
+    def listener() -> int | None:   # read when it is stopped: another event may have started it again meanwhile
+        return rack.state.load()["nodes"][node].get("sshd")
     if when == "first-connect":
-        _end(listener, sessions=event == "node-reboot")
+        _end(listener(), sessions=event == "node-reboot")
         before = _out_resets(n.pid)
         _wait(lambda: _out_resets(n.pid) != before)
     else:
         if when != "now":
             _first_exec(when, {os.stat(f"/proc/{info['holder']}/ns/net").st_ino
                                for info in rack.record["nodes"].values() if pid_alive(info.get("holder"))})
-        _end(listener, sessions=event == "node-reboot")
+        _end(listener(), sessions=event == "node-reboot")
     if event == "node-reboot":
         new_boot_id(rack.state, node, n.pid)
     print(f"{time.strftime('%H:%M:%S')} {node}: {event} ({when}), sshd back in {seconds:g} s", flush=True)
