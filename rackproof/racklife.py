@@ -91,7 +91,7 @@ def settle(hosts: dict[str, Host], names: list[str], log: EvidenceLog, said: Cal
         remote = hosts[name].remote
         if name in down:
             with remote.tried_once_more():
-                remote.run(str(BOOT_ID.command()), BOOT_ID.timeout, True, BOOT_ID.name)
+                remote.run(remote.boot_command or BOOT_ID.command().line, BOOT_ID.timeout, True, BOOT_ID.name)
         elif remote.boot_command:   # its connection may have outlived a reboot: what it reads now counts
             answer = remote.run(remote.boot_command, BOOT_ID.timeout, True, BOOT_ID.name)
             if answer.ok and answer.stdout.strip() != remote.boots[-1][0]:

@@ -18,7 +18,7 @@ from rackproof.together import Part
 from selftests.suite import EXAMPLES
 
 THOR5 = load_inventory(EXAMPLES / "thor5.toml").at(FINISHED)
-BOOT = str(BOOT_ID.command())
+BOOT = BOOT_ID.command().line
 OLD, NEW = "60d82e05-81bd-4432-b217-b88201f355e6", "0b7e2c44-9a5f-4d1e-8c3a-2f6d7e8a9b10"
 
 
