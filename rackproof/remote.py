@@ -338,6 +338,7 @@ class SshTransport:
         self.connect_timeout, self.connect_budget = connect_timeout, connect_budget
         # fresh connections made, the last one when (a new one after a drop may be a node that rebooted)
         self.connects, self.connected_at = 0, 0.0
+        self._failed: tuple[NodeUnreachable, float] | None = None   # the last connect that failed, when
         self.ssh_config, self.identity, self.jump = ssh_config, identity, jump
         self._conn = None
         # opening the connection is not safe from two threads at once; its channels are
@@ -346,10 +347,13 @@ class SshTransport:
 
     def _connection(self, notes: list[str]):
         """The node's connection, made (again) if there is none or it dropped since the last
-        command (said in `notes`): NodeUnreachable when a fresh connect fails, with its own reason."""
-        import paramiko
-
+        command (said in `notes`): NodeUnreachable when a fresh connect fails, with its own reason.
+        A command that waited for another's connect to fail through the budget fails with it: each
+        one trying the budget again in turn would cost the budget once per command."""
+        asked = time.monotonic()
         with self._lock:
+            if self._failed is not None and self._failed[1] > asked:
+                raise NodeUnreachable(self.node, self._failed[0].reason)
             if self._conn is not None and not self._conn.is_connected:
                 self._conn.close()
                 self._conn = None
@@ -357,7 +361,12 @@ class SshTransport:
             conn = self._made()
             if conn.is_connected:
                 return conn
-            conn = self._opened(conn, notes)
+            try:
+                conn = self._opened(conn, notes)
+            except NodeUnreachable as e:
+                self._failed = (e, time.monotonic())
+                raise
+            self._failed = None
             # small messages go out at once: with Nagle's algorithm each command's channel
             # request waited for the peer's delayed ACK (40 ms on Linux)
             sock = conn.client.get_transport().sock
@@ -386,7 +395,7 @@ class SshTransport:
                 self._conn = None
                 conn.close()
                 kind = connect_failure(e)
-                said = f"{_ssh_reason(e, self.connect_timeout)}"
+                said = _ssh_reason(e, self.connect_timeout)
                 if kind is None:   # waiting changes nothing: said as it is, as the only attempt
                     raise NodeUnreachable(self.node, f"ssh to {self.host}: {said}") from None
                 attempts.append(f"{_clock(at)} {kind} ({said})")

@@ -443,3 +443,33 @@ def test_a_node_declared_unreachable_is_tried_once_more_with_one_attempt(tmp_pat
         with pytest.raises(NodeUnreachable) as again:
             remote.run("hostname")
     assert ": 1 connect attempt in " in str(again.value) and remote.transport.connect_budget == 0.5
+
+
+def test_commands_that_waited_for_a_connect_failing_through_its_budget_fail_with_it(monkeypatch):
+    """Each trying the budget again in turn would cost a node that is down the budget once per
+    command: the facts of a node ask for it many at once."""
+    transport = SshTransport("thor-3", "thor-3", "nvidia", 5.0, connect_budget=20.0)
+    tried = []
+
+    def opened(conn, notes):
+        tried.append(1)
+        time.sleep(0.3)
+        raise NodeUnreachable("thor-3", "ssh to thor-3: 4 connect attempts in the connect budget of 20 s failed: ...")
+    monkeypatch.setattr(transport, "_made", lambda: type("Conn", (), {"is_connected": False})())
+    monkeypatch.setattr(transport, "_opened", opened)
+    failed = []
+
+    def command():
+        try:
+            transport._connection([])
+        except NodeUnreachable as e:
+            failed.append(e.reason)
+    threads = [threading.Thread(target=command) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(tried) == 1 and len(failed) == 4 and len(set(failed)) == 1, (tried, failed)
+    with pytest.raises(NodeUnreachable):     # a command after it tries again
+        transport._connection([])
+    assert len(tried) == 2
