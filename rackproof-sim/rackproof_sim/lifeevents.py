@@ -118,9 +118,10 @@ PROC_CN_MCAST_LISTEN, PROC_EVENT_EXEC = 1, 2
 _NLMSG, _CN_MSG, _EVENT_HEAD = 16, 20, 16
 
 
-def _first_exec(when: str, netns: set[int]) -> None:
+def _first_exec(when: str, netns: set[int], gone) -> None:
     """Return when the program `when` names first starts (with its options, if it names some) in
-    one of the network namespaces `netns` (the rack's nodes), or after WHEN_WAIT_S."""
+    one of the network namespaces `netns` (the rack's nodes), when gone() (the node went down
+    with its rack), or after WHEN_WAIT_S."""
     program, *options = when.split()
     with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_CONNECTOR) as events:
         events.bind((0, CN_IDX_PROC))
@@ -128,7 +129,7 @@ def _first_exec(when: str, netns: set[int]) -> None:
         message = struct.pack("=IIIIHH", CN_IDX_PROC, CN_VAL_PROC, 0, 0, len(listen), 0) + listen
         events.send(struct.pack("=IHHII", _NLMSG + len(message), 3, 0, 0, 0) + message)   # 3: NLMSG_DONE
         deadline = time.monotonic() + WHEN_WAIT_S
-        while (left := deadline - time.monotonic()) > 0:
+        while (left := deadline - time.monotonic()) > 0 and not gone():
             if not select.select([events], [], [], min(left, 1.0))[0]:
                 continue
             data = events.recv(4096)
@@ -146,9 +147,10 @@ def _first_exec(when: str, netns: set[int]) -> None:
                 continue
 
 
-def _wait(until) -> None:
-    deadline = time.monotonic() + WHEN_WAIT_S
-    while not until() and time.monotonic() < deadline:
+def _wait(until, gone, seconds: float = WHEN_WAIT_S) -> None:
+    """Until until() (or for `seconds`), unless gone() first."""
+    deadline = time.monotonic() + seconds
+    while not gone() and not until() and time.monotonic() < deadline:
         time.sleep(POLL_S)
 
 
@@ -184,21 +186,30 @@ def happen(name: str, node: str, event: str, seconds: float, when: str) -> None:
     rack = Rack(RackState(name))
     n = rack.node(node)
 
+    def gone() -> bool:   # the rack went down meanwhile: nothing left to happen to
+        return not pid_alive(n.pid)
+
     def listener() -> int | None:   # read when it is stopped: another event may have started it again meanwhile
         return rack.state.load()["nodes"][node].get("sshd")
     if when == "first-connect":
         _end(listener(), sessions=event == "node-reboot")
         before = _out_resets(n.pid)
-        _wait(lambda: _out_resets(n.pid) != before)
+        _wait(lambda: _out_resets(n.pid) != before, gone)
+        if gone():
+            return
     else:
         if when != "now":
             _first_exec(when, {os.stat(f"/proc/{info['holder']}/ns/net").st_ino
-                               for info in rack.record["nodes"].values() if pid_alive(info.get("holder"))})
+                               for info in rack.record["nodes"].values() if pid_alive(info.get("holder"))}, gone)
+        if gone():
+            return
         _end(listener(), sessions=event == "node-reboot")
     if event == "node-reboot":
         new_boot_id(rack.state, node, n.pid)
     print(f"{time.strftime('%H:%M:%S')} {node}: {event} ({when}), sshd back in {seconds:g} s", flush=True)
-    time.sleep(seconds)
+    _wait(lambda: False, gone, seconds)
+    if gone():
+        return
     pid = n.start_sshd()
     with rack.state.locked():
         record = rack.state.load()
@@ -215,7 +226,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seconds", type=float, required=True)
     ap.add_argument("--when", required=True)
     a = ap.parse_args(argv)
-    set_proctitle([PROCTITLE, a.name, a.node, a.event])
+    set_proctitle([PROCTITLE, "--name", a.name, a.node, a.event])   # --name: a process of that rack
     signal.signal(signal.SIGTERM, lambda *x: os._exit(0))
     try:
         happen(a.name, a.node, a.event, a.seconds, a.when)
