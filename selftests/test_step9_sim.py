@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from rackproof.capabilities import CLOSED_NETWORK, PRIVATE_SLICES, SCHEDULED_JOBS
-from rackproof.plugin.report import INCOMPLETE_EXIT
+from rackproof.exitstatus import INCOMPLETE as INCOMPLETE_EXIT
 from rackproof_sim import faults
 from rackproof_sim.state import RackState
 from selftests.simrack import SimRack, compare, rack_marks, rack_processes, snapshot, unique_name
