@@ -78,9 +78,14 @@ def one_run(k: int, kind: str, rng: random.Random, tmp: Path, step: int | None) 
                     ["ip", "netns", "exec", rack.topo.bench, sys.executable, "-m", "pytest", "-c", str(REPO / "pytest.ini"),
                      "--rootdir", str(REPO), "-q", "-p", "no:cacheprovider", "-n", "2",
                      f"--inventory={rack.inventory}", f"--html={report / 'report.html'}",
-                     *(["--step", str(step)] if step else [])],
+                     *(["--step", str(step)] if step else []),
+                     *(str(REPO / tests) for tests in ("tests_physical", "tests_network", "tests_ssh", "tests_serving"))],
                     cwd=folder, capture_output=True, text=True, timeout=1800, env=os.environ | {"TMPDIR": str(folder)})
             finally:
+                # what the event's watcher said (whether and when it happened), before heal and down
+                said = "".join(log.read_text()[-300:] for log in
+                               (rack.state.node_dir(node) / "log").glob("*.log")
+                               if log.name in ("lifeevents.log", "measurement-killed.log")) if node != "bench" else ""
                 faults.heal_all(rack)
         finally:
             Rack(RackState(name)).down()
@@ -91,7 +96,7 @@ def one_run(k: int, kind: str, rng: random.Random, tmp: Path, step: int | None) 
     verdict = json.loads(results)["verdict"]["decision"] if results else "no results.json"
     return {"kind": kind, "node": node, "args": args, "exit": proc.returncode, "verdict": verdict,
             "named": bool(re.search(NAMED[kind], results + output)), "seconds": time.monotonic() - started,
-            "tail": output[-600:]}
+            "tail": f"the event's watcher: {said.strip() or 'nothing'}\n    the run's last words: {output[-600:]}"}
 
 
 def main() -> int:
@@ -111,13 +116,13 @@ def main() -> int:
         for k, kind in enumerate(kinds, start=1):
             run = one_run(k, kind, rng, Path(tmp), a.step)
             runs.append(run)
-            bad = run["verdict"] == "REJECTED" or not run["named"]
+            bad = run["verdict"] in ("REJECTED", "no results.json") or not run["named"]
             print(f"run {k}/{a.runs}: {kind} on {run['node']} {' '.join(run['args'][:2]) if kind != 'controller-disk-full' else ''}"
                   f"-> {run['verdict']}, exit {run['exit']}, {'named' if run['named'] else 'NOT NAMED'}, "
                   f"{run['seconds']:.0f} s" + (f"\n    {run['tail']}" if bad else ""), flush=True)
-    rejected = sum(run["verdict"] == "REJECTED" for run in runs)
+    rejected = sum(run["verdict"] in ("REJECTED", "no results.json") for run in runs)
     unnamed = sum(not run["named"] for run in runs)
-    print(f"{len(runs)} runs: {rejected} REJECTED, {unnamed} not naming their event; verdicts "
+    print(f"{len(runs)} runs: {rejected} REJECTED (or without results), {unnamed} not naming their event; verdicts "
           + ", ".join(f"{v} {sum(r['verdict'] == v for r in runs)}" for v in sorted({r['verdict'] for r in runs})))
     return 1 if rejected or unnamed else 0
 
