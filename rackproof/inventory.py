@@ -170,11 +170,11 @@ def _interface_address(v: str) -> str:
     ip, network = interface.ip, interface.network
     if ip.is_loopback or ip.is_unspecified or ip.is_multicast:
         raise ValueError(f"{_show(v)} is a loopback, unspecified or multicast address, not a cluster address")
-    # a /31 or /32 (/127, /128) holds no other node; a network's first address names the network
-    # itself and its last (IPv4) is its broadcast: no node can answer at either
-    if network.prefixlen == 0:
+    if network.prefixlen == 0:   # every address: the default route's, no cluster's
         raise ValueError(f"{normal} is in the network of every address (/0): give the cluster network's prefix, "
                          f"such as /24")
+    # a /31 or /32 (/127, /128) holds no other node; a network's first address names the network
+    # itself and its last (IPv4) is its broadcast: no node can answer at either
     if network.max_prefixlen - network.prefixlen < 2:
         raise ValueError(f"{normal} is a network of {network.num_addresses} address"
                          f"{'es' if network.num_addresses > 1 else ''}: no room for the other nodes; "
