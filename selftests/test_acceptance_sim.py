@@ -18,6 +18,7 @@ import pytest
 from rackproof import tomltext
 from rackproof.inventory import load_inventory
 from rackproof.anonymise import Anonymiser, anonymise_recording
+from rackproof.probe import IN_C_LOCALE
 from selftests.simrack import SimRack, rack_marks
 from selftests.test_anonymise import (assert_nothing_of_the_site, assert_replays_alike, masked_check, printed_in,
                                       replayed, site_strings)
@@ -99,6 +100,11 @@ def assert_learned_as_generated(found, generated) -> None:
     assert found.ssh == generated.ssh and found.cluster.user == generated.cluster.user
 
 
+def ran(evidence: dict, command: str) -> bool:
+    """Whether the evidence is of `command` (as the node ran it: in the C locale, rackproof.probe)."""
+    return evidence["command"].removeprefix(IN_C_LOCALE).startswith(command)
+
+
 def results(run) -> dict:
     return json.loads((run.run_dir / "results.json").read_text())
 
@@ -134,7 +140,7 @@ def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves
     assert doc["verdict"]["decision"] == "ACCEPTED"
     # step 9: a real srun answer from every node (run from the controller)
     srun = {t["id"].split("::")[-1]: [(e["node"], e["stdout"].strip()) for e in t["evidence"]
-                                      if e["command"].startswith("srun ")]
+                                      if ran(e, "srun ")]
             for t in doc["tests"] if "test_node_takes_jobs[" in t["id"]}
     assert srun == {f"test_node_takes_jobs[thor-{i}]": [("thor-1", f"thor-{i}")] for i in range(1, 6)}
     kinds = {m["kind"] for t in doc["tests"] for m in t.get("measurements", [])}
@@ -142,7 +148,7 @@ def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves
     # cabling proven by the switch's own LLDP announcements: lldpcli's JSON is the evidence
     cabling = [t for t in doc["tests"] if "test_lane_is_in_its_planned_port[" in t["id"]]
     assert len(cabling) == 20 and all('"sw-25g"' in e["stdout"] for t in cabling for e in t["evidence"]
-                                      if e["command"].startswith("lldpcli")), cabling[:1]
+                                      if ran(e, "lldpcli")), cabling[:1]
     # every lane carried load and its counters were read before and after it
     health = [t for t in doc["tests"] if "test_lane_error_counters_under_load[" in t["id"]]
     assert len(health) == 20 and all(t["outcome"] == "passed" for t in health)
@@ -201,7 +207,7 @@ def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester,
     assert 'id="spark">Spark minimal acceptance</h2>' in (run.run_dir / "report.html").read_text()
     # the QSFP cable proven end to end: each host's lldpd hears the other's, on the paired interface
     heard = [json.loads(e["stdout"]) for t in doc["tests"] if "test_cx7_cable_joins_the_planned_ports[" in t["id"]
-             for e in t["evidence"] if e["command"].startswith("lldpcli")]
+             for e in t["evidence"] if ran(e, "lldpcli")]
     assert len(heard) == 4 and all('"spark-' in json.dumps(h) for h in heard)
     assert not leftovers(spark2)
 
