@@ -204,8 +204,9 @@ class Remote:
     @contextmanager
     def tried_once_more(self) -> Iterator[None]:
         """The node declared unreachable, tried again before the verdict with one connect attempt
-        (its connect budget was spent when it was declared)."""
-        self._unreachable = None
+        (its connect budget was spent when it was declared). Still unreachable, it stays declared
+        as it was: when and why."""
+        declared, self._unreachable = self._unreachable, None
         budget = getattr(self.transport, "connect_budget", None)
         if budget is not None:
             self.transport.connect_budget = 0.0
@@ -214,6 +215,8 @@ class Remote:
         finally:
             if budget is not None:
                 self.transport.connect_budget = budget
+            if self._unreachable is not None:
+                self._unreachable = declared
 
     def run(self, command: str, timeout: float | None = None, repeatable: bool = False, probe: str = "",
             values: dict | None = None) -> Result:

@@ -438,11 +438,13 @@ def test_a_node_declared_unreachable_is_tried_once_more_with_one_attempt(tmp_pat
     remote, log = ssh_remote(tmp_path, port, budget=0.5)
     with pytest.raises(NodeUnreachable, match="3 connect attempts"):
         remote.run("hostname")
-    assert remote.unreachable is not None
+    declared = remote.unreachable
+    assert declared is not None
     with remote.tried_once_more():
         with pytest.raises(NodeUnreachable) as again:
             remote.run("hostname")
     assert ": 1 connect attempt in " in str(again.value) and remote.transport.connect_budget == 0.5
+    assert remote.unreachable is declared      # the later checks say when and why it was declared
 
 
 def test_commands_that_waited_for_a_connect_failing_through_its_budget_fail_with_it(monkeypatch):
