@@ -180,9 +180,9 @@ class Transport(Protocol):
 
 @dataclass
 class Remote:
-    """One node, as the suite talks to it. A node whose fresh connect failed is remembered, so
-    a dead node costs one connect timeout per run, not one per test; the checks after say
-    when and why it was declared unreachable."""
+    """One node, as the suite talks to it. A node whose fresh connect failed through its connect
+    budget is remembered, so a dead node costs the budget once per run (and one attempt before
+    the verdict), not once per test; the checks after say when and why it was declared unreachable."""
 
     node: str
     transport: Transport
