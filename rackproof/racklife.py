@@ -54,15 +54,19 @@ def reboots(host: Host) -> list[Reboot]:
 
 
 def mesh_again(rows: dict[tuple[str, str], Part[Result]], ask: Callable[[tuple[str, str]], Result], budget: float,
-               log: EvidenceLog, waits=CONNECT_BACKOFF) -> dict[tuple[str, str], Part[Result]]:
+               log: EvidenceLog, waits=CONNECT_BACKOFF, gone: Callable[[str], bool] = lambda node: False
+               ) -> dict[tuple[str, str], Part[Result]]:
     """The mesh's rows whose ssh met a peer's sshd restarting or the peer away (refused, closed
     before login, no route, timed out), asked again (ask(pair)) with backoff, all at once, while
-    the connect budget lasts; each attempt kept as the row's evidence, its last answer the row."""
+    the connect budget lasts; each attempt kept as the row's evidence, its last answer the row.
+    A peer the controller itself found unreachable (gone(peer): its budget spent) is not waited
+    for again."""
     rows = dict(rows)
     first, waits = time.monotonic(), iter(waits)
     wait = next(waits)
     while True:
-        failing = [pair for pair, part in rows.items() if part.error is None and _peer_away(part.value)]
+        failing = [pair for pair, part in rows.items()
+                   if part.error is None and _peer_away(part.value) and not gone(pair[1])]
         if not failing or time.monotonic() - first + wait > budget:
             return rows
         time.sleep(wait)

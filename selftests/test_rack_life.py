@@ -165,6 +165,10 @@ def test_a_mesh_row_refused_while_its_peers_sshd_restarts_is_asked_again_within_
     still = racklife.mesh_again({("thor-1", "thor-3"): Part(refused, None, [])}, lambda pair: refused, budget=0.05,
                                 log=EvidenceLog(), waits=(0.02,))
     assert still[("thor-1", "thor-3")].value is refused      # the budget ran out: its last answer is the row
+    asked.clear()
+    found = racklife.mesh_again({("thor-1", "thor-3"): Part(refused, None, [])}, ask, budget=5.0, log=EvidenceLog(),
+                                waits=(0.01,), gone=lambda node: node == "thor-3")
+    assert asked == [] and found[("thor-1", "thor-3")].value is refused   # the controller spent its budget on it
 
 
 def test_rebooted_is_cut_short_in_the_report_and_crosses_to_the_workers():
