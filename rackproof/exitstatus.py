@@ -1,12 +1,16 @@
 """What a run's exit status means: one table, shown by `rackproof --help` and docs/report.md
 (selftests/test_ci.py checks both against it and against what runs really exit with).
 
-pytest's own statuses end at 5; rackproof adds 6 for a run that did not cover its scope.
+pytest's own statuses end at 5; rackproof adds 6 for a run that did not cover its scope, and 7 to
+9 for the controller's own faults (rackproof.plugin.ownfaults), which stand over the verdict's.
 """
 
 from rackproof.report import verdict
 
 INCOMPLETE = 6   # a run that did not cover its scope and failed nothing
+REPORT_NOT_WRITTEN = 7    # the report's folder could not be written: results.json kept where it could be
+HISTORY_NOT_WRITTEN = 8   # the run is not in the history database: the report is whole
+RUN_FOLDER_REMOVED = 9    # the run's private folder was removed while it went on
 
 # (status, what it means), for `pytest --inventory ...` and for `rackproof ...` commands
 TABLE = (
@@ -20,6 +24,12 @@ TABLE = (
     ("5", "no check was collected"),
     (str(INCOMPLETE), "INCOMPLETE: nothing failed, but the run did not cover its scope (narrowed with -k, -m, "
                       "--deselect or test paths, or cut short by a transient fault)"),
+    (str(REPORT_NOT_WRITTEN), "the report could not be written (disk full, read-only, quota); one line says "
+                              "where results.json was kept"),
+    (str(HISTORY_NOT_WRITTEN), "the run could not be added to the history database (locked past its timeout, or "
+                               "not writable); the report is whole"),
+    (str(RUN_FOLDER_REMOVED), "the run's private folder was removed while it went on (a temp cleaner); the "
+                              "report may miss what was measured after"),
 )
 
 

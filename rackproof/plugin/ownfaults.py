@@ -26,12 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from rackproof.exitstatus import HISTORY_NOT_WRITTEN, REPORT_NOT_WRITTEN, RUN_FOLDER_REMOVED
 from rackproof.report import document
 from rackproof.safetext import one_line
-
-REPORT_NOT_WRITTEN = 7
-HISTORY_NOT_WRITTEN = 8
-RUN_FOLDER_REMOVED = 9
 
 SAID = pytest.StashKey[str]()        # the one line a controller's fault ended the run with
 
