@@ -247,3 +247,23 @@ def test_a_check_cut_short_by_a_transient_fault_makes_the_run_incomplete_not_rej
     # a real failure beside it still rejects
     failed = entry("test_b[thor-2]", "failed", SSH, "Permission denied")
     assert verdict.decide([*tests, failed], verdict.Coverage(cut_short=(cut["id"],)))["decision"] == verdict.REJECTED
+
+
+def test_a_check_cut_short_by_a_reboot_names_the_reboot_not_a_dropped_connection():
+    from rackproof.remote import Rebooted
+
+    words = str(Rebooted("thor-3", "`ethtool enP2p1s0f0`", ("21:53:13", "21:53:40")))
+    rebooted = entry("test_speed[thor-3]", "error", SSH, words)
+    dropped = entry("test_kill[thor-1]", "error", SSH, "thor-1: the SSH connection dropped while `kill 4242` ran")
+    tests = [entry("test_a[thor-1]", "passed", SSH), rebooted, dropped]
+    result = verdict.decide(tests[:2], verdict.Coverage(cut_short=(rebooted["id"],)))
+    assert result["decision"] == verdict.INCOMPLETE
+    said = "1 check cut short as thor-3 rebooted at 21:53:13–21:53:40"
+    assert said in result["summary"] and said in result["coverage"]["reason"]
+    assert "transient fault" not in result["summary"]
+    # a dropped connection beside it keeps its own words, each counted once
+    both = verdict.decide(tests, verdict.Coverage(cut_short=(rebooted["id"], dropped["id"])))["summary"]
+    assert said in both and "1 check cut short by a transient fault (a dropped SSH connection" in both
+    # a dropped connection alone says no reboot
+    alone = verdict.decide([tests[0], dropped], verdict.Coverage(cut_short=(dropped["id"],)))["summary"]
+    assert "rebooted" not in alone and "1 check cut short by a transient fault" in alone

@@ -24,6 +24,7 @@ A check that declares no capability counts as blocking: nothing is waved through
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 ACCEPTED, LIMITED, REJECTED, INCOMPLETE = "ACCEPTED", "ACCEPTED WITH LIMITS", "REJECTED", "INCOMPLETE"
@@ -32,6 +33,10 @@ UNDECLARED = {"name": "the cluster as a whole (checks that declare no capability
 # status of a capability, worst first
 BLOCKED, LIMITED_CAP, UNCONFIRMED, NOT_VERIFIED, AVAILABLE, NOT_CHECKED = (
     "blocked", "limited", "unconfirmed", "not verified", "available", "not checked")
+
+
+# the words rackproof.remote.Rebooted cuts a check short with: the node and when it rebooted
+_REBOOTED = re.compile(r"measured before (\S+) rebooted at (\S+)")
 
 
 def _first_line(text: str) -> str:
@@ -80,13 +85,16 @@ class Coverage:
     def complete(self) -> bool:
         return not (self.narrowed_by or self.interrupted or self.not_run or self.cut_short)
 
-    def as_dict(self) -> dict:
-        return {"complete": self.complete, "reason": self.describe(), "nodes": list(self.nodes),
+    def as_dict(self, rebooted: dict[str, tuple[str, str]] | None = None) -> dict:
+        return {"complete": self.complete, "reason": self.describe(rebooted), "nodes": list(self.nodes),
                 "narrowed_by": list(self.narrowed_by), "interrupted": self.interrupted, "not_run": list(self.not_run),
                 "cut_short": list(self.cut_short)}
 
-    def describe(self) -> str:
-        """Why the run is incomplete, in one sentence ("" when it is complete)."""
+    def describe(self, rebooted: dict[str, tuple[str, str]] | None = None) -> str:
+        """Why the run is incomplete, in one sentence ("" when it is complete). `rebooted`: the
+        cut-short checks a node's reboot cut short ({test id: (node, when)}, `rebooted_under`),
+        named as that reboot rather than as a transient fault."""
+        rebooted = rebooted or {}
         parts = []
         if self.interrupted:
             parts.append(self.interrupted)
@@ -94,10 +102,27 @@ class Coverage:
             parts.append("narrowed by " + ", ".join(self.narrowed_by))
         if self.not_run:
             parts.append(f"{len(self.not_run)} check{'s' * (len(self.not_run) != 1)} of its scope did not run")
-        if self.cut_short:
-            parts.append(f"{len(self.cut_short)} check{'s' * (len(self.cut_short) != 1)} cut short by a transient "
+        by_reboot: dict[tuple[str, str], int] = {}
+        for test in self.cut_short:
+            if test in rebooted:
+                by_reboot[rebooted[test]] = by_reboot.get(rebooted[test], 0) + 1
+        for (node, when), n in by_reboot.items():
+            parts.append(f"{n} check{'s' * (n != 1)} cut short as {node} rebooted at {when} (measured before it, "
+                         "never judged on facts from before a reboot): run again")
+        if transient := sum(test not in rebooted for test in self.cut_short):
+            parts.append(f"{transient} check{'s' * (transient != 1)} cut short by a transient "
                          "fault (a dropped SSH connection, a refused channel, a busy lock): run again")
         return "; ".join(parts)
+
+
+def rebooted_under(tests: list[dict], cut_short: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    """{test id: (node, when)} of the checks cut short because their node rebooted, read from
+    their messages (rackproof.remote.Rebooted's words)."""
+    found = {}
+    for test in tests:
+        if test["id"] in cut_short and (m := _REBOOTED.search(test["message"])):
+            found[test["id"]] = (m[1], m[2])
+    return found
 
 
 def line(result: dict) -> str:
@@ -112,6 +137,7 @@ def decide(tests: list[dict], coverage: Coverage = Coverage(), unreachable: dict
     """{"decision", "summary", "capabilities", "coverage"}: the verdict and the one sentence that
     explains it; a node declared unreachable ({node: {reason, since}}) is named in it once."""
     caps = capabilities(tests, coverage.cut_short)
+    rebooted = rebooted_under(tests, coverage.cut_short)
     blocking = [c for c in caps if c["blocks"] and c["status"] in (BLOCKED, UNCONFIRMED)]
     limited = [c for c in caps if not c["blocks"] and c["status"] in (LIMITED_CAP, UNCONFIRMED)]
     judged = [t for t in tests if t["outcome"] not in ("skipped", "not verified")]
@@ -122,10 +148,10 @@ def decide(tests: list[dict], coverage: Coverage = Coverage(), unreachable: dict
             f"{c['name']}: {'failed' if c['status'] == BLOCKED else 'could not be confirmed'} "
             f"({len(c['why'])} check{'s' * (len(c['why']) != 1)})" for c in blocking) + " — this blocks the cluster"
         if not coverage.complete:
-            summary += f" (and the run is incomplete: {coverage.describe()})"
+            summary += f" (and the run is incomplete: {coverage.describe(rebooted)})"
     elif not coverage.complete:
         decision = INCOMPLETE
-        summary = f"the run did not cover its scope: {coverage.describe()}; nothing can be accepted from it"
+        summary = f"the run did not cover its scope: {coverage.describe(rebooted)}; nothing can be accepted from it"
     elif not judged:
         decision, summary = REJECTED, "no check reached a verdict, so nothing can be accepted"
     elif limited or unverified:
@@ -149,7 +175,7 @@ def decide(tests: list[dict], coverage: Coverage = Coverage(), unreachable: dict
     drifted = [{**d, "test": t["id"]} for t in tests for d in t.get("drift", [])]
     if drifted:
         summary += "; drifted from the run history: " + "; ".join(map(drift_line, drifted))
-    return {"decision": decision, "summary": summary, "capabilities": caps, "coverage": coverage.as_dict(),
+    return {"decision": decision, "summary": summary, "capabilities": caps, "coverage": coverage.as_dict(rebooted),
             "drift": drifted}
 
 
