@@ -69,8 +69,9 @@ class LoadLedger:
         return self.directory / f"{node}@{lane}.json"
 
     def note(self, host: Host, lanes: list[str]) -> None:
-        """Before the first load: the counters of those of `lanes` not noted yet in this run."""
-        new = [lane for lane in lanes if not self._path(host.name, lane).exists()]
+        """Before the first load: the counters of those of `lanes` not noted yet in this run, or
+        noted unreadable (a late node, away at the run's first load, is noted before its own)."""
+        new = [lane for lane in lanes if not isinstance(self.before(host.name, lane), Counters)]
         if not new:
             return
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)

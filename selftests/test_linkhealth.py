@@ -71,3 +71,28 @@ def test_a_judged_counter_the_lane_did_not_print_is_not_verified_never_passed(gi
 def test_an_error_counted_still_fails_when_another_counter_is_missing():
     with pytest.raises(Failure, match="3 uncorrectable FEC blocks"):
         fail_on_errors(change(uncorrectable=3, crc=None), WHERE)
+
+
+def test_a_lane_noted_unreadable_is_read_again_when_noted_again_and_a_read_one_never(tmp_path, monkeypatch):
+    """A late node (away at the run's first load, rackproof.racklife) is noted again before its
+    own load: what could not be read then is read now; counters already noted stay as they were."""
+    import rackproof.linkhealth as linkhealth
+    from rackproof.remote import NodeUnreachable
+
+    host = type("H", (), {"name": "thor-2"})()
+    asked, away = [], [True]
+
+    def read(host, lanes):
+        asked.append(list(lanes))
+        if away[0]:
+            raise NodeUnreachable("thor-2", "ssh to thor-2: 3 connect attempts failed")
+        return {lane: Counters(len(asked), 0, 0, None, 0, 0, 0, 0, "nvethernet") for lane in lanes}
+    monkeypatch.setattr(linkhealth, "read", read)
+    ledger = LoadLedger(tmp_path)
+    ledger.note(host, ["mgbe0_0", "mgbe1_0"])
+    assert ledger.before("thor-2", "mgbe0_0") == "thor-2 is unreachable: ssh to thor-2: 3 connect attempts failed"
+    away[0] = False
+    ledger.note(host, ["mgbe0_0", "mgbe1_0"])
+    assert asked[-1] == ["mgbe0_0", "mgbe1_0"] and ledger.before("thor-2", "mgbe0_0").received == 2
+    ledger.note(host, ["mgbe0_0", "mgbe1_0"])
+    assert len(asked) == 2 and ledger.before("thor-2", "mgbe1_0").received == 2   # noted once read: kept
