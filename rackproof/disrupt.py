@@ -24,9 +24,9 @@ SUDO_HINT = ("the login must be able to run `sudo -n ip link set dev LANE down|u
 DOWN_UNTIL = Probe("lane down, back by itself", "takes the lane down and leaves a sleeper on the node that brings it "
                    "up after a while even if the suite never comes back (a dead man's switch)",
                    "{down} && {{ setsid sh -c {restore} >/dev/null 2>&1 </dev/null & echo $!; }}", timeout=30,
-                   repeatable=False)
+                   repeatable=False, unseen="its own answer (the sleeper's pid it echoes): no tool's format")
 BACK_UP = Probe("lane back up", "ends the sleeper and brings the lane up", "kill -- -{switch} 2>/dev/null; {up}",
-                timeout=30, repeatable=False)
+                timeout=30, repeatable=False, unseen="only its exit status is read")
 
 
 @contextmanager

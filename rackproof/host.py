@@ -268,16 +268,20 @@ def _marker() -> str:
     return f"### rackproof-section-{secrets.token_hex(8)} "
 
 
-SECTION = Probe("section marker", "marks where the next command's output starts in a batch", "echo {marker}")
+# the suite's plumbing prints nothing of another tool's: each says so (`rackproof probes`)
+SECTION = Probe("section marker", "marks where the next command's output starts in a batch", "echo {marker}",
+                unseen="its own marker line, with a fresh nonce: no tool's format")
 BATCH = Probe("batch", "several probes one after the other in one round trip, each after a section marker",
-              "{commands}")
+              "{commands}", unseen="the probes' own answers between its markers: each probe says where it was seen")
 BACKGROUND = Probe("in the background", "one of several clients started at once, its output kept in a temporary folder",
-                   '{command} >"$t/{index}" 2>&1 &', repeatable=False)
-SHOW = Probe("show", "what that client printed", 'cat "$t/{index}"')
+                   '{command} >"$t/{index}" 2>&1 &', repeatable=False, unseen="prints nothing: nothing is read")
+SHOW = Probe("show", "what that client printed", 'cat "$t/{index}"',
+             unseen="the client's own answer: its probe says where it was seen")
 AT_ONCE = Probe("at once", "several clients at the same time, then what each printed; the folder is removed",
-                't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str, repeatable=False)
+                't=$(mktemp -d); {started} wait; {shown}; rm -rf "$t"', str, repeatable=False,
+                unseen="the clients' own answers: their probes say where they were seen")
 READS_AT_ONCE = Probe("reads at once", "several commands that only read (pings) at the same time, then what each "
-                      "printed; the folder is removed", AT_ONCE.template, str)
+                      "printed; the folder is removed", AT_ONCE.template, str, unseen=AT_ONCE.unseen)
 
 
 class Surveys:

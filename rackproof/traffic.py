@@ -44,13 +44,16 @@ START_SERVER = Probe(
     'setsid timeout {lifetime} {server} >/dev/null 2>"$e" </dev/null & pid=$!; '
     'for i in $(seq 250); do ss -Hltnp {filter} | grep . && {{ rm -f "$e"; echo $pid $(pgrep -P $pid); exit 0; }}; '
     'kill -0 $pid 2>/dev/null || break; sleep 0.02; done; kill $pid 2>/dev/null; wait $pid; s=$?; '
-    'head -c 4000 "$e" >&2; rm -f "$e"; exit $((s > 1 ? s : 1))', timeout=15, repeatable=False)
+    'head -c 4000 "$e" >&2; rm -f "$e"; exit $((s > 1 ? s : 1))', timeout=15, repeatable=False,
+    unseen="its own answer (the pids it echoes; ss's rows, as `server listener` reads them): no tool's format")
 STOP_SERVER = Probe("stop a server", "stops that server when the measurement ends, whatever happened",
-                    "kill {pid} 2>/dev/null; true", timeout=10, repeatable=False)
+                    "kill {pid} 2>/dev/null; true", timeout=10, repeatable=False,
+                    unseen="prints nothing: nothing is read")
 # a run interrupted while its server started does not know the pid: the server is found by its
 # whole command line (`timeout` passes the signal on to the server)
 STOP_STARTING = Probe("stop a starting server", "stops a server whose start was interrupted, by its command line",
-                      "pkill -x -f -- {pattern}; true", timeout=10, repeatable=False)
+                      "pkill -x -f -- {pattern}; true", timeout=10, repeatable=False,
+                      unseen="prints nothing: nothing is read")
 
 
 def _start_server(host: Host, command: Command, port: int, lifetime: float) -> tuple[int, int]:
@@ -177,7 +180,8 @@ _SIGNALS = {s.value: s.name for s in signal.Signals}
 KILLED_WORDS = Probe("kernel's words on killed processes", "the kernel log's last lines on processes it killed "
                      "(read when a measurement died; nothing where the login may not read the log)",
                      "dmesg 2>/dev/null | grep -E 'Killed process|Out of memory|oom-kill' | tail -n 3; true",
-                     timeout=10)
+                     timeout=10, unseen="its lines are quoted as the kernel wrote them, never parsed: no real OOM "
+                                        "capture of a target platform was kept")
 
 
 def attempts(sender: Host, receiver: Host, address: str, floor_bps: float, seconds: int, streams: int = 1,

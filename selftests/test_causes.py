@@ -263,7 +263,8 @@ def spark_hosts(perftest: dict[str, str] | str, nccl: str = sample("nccl_all_gat
         return LocalTransport("spark-1").execute(f'ib_write_bw() {{ cat {tmp_path}/"$2"; }}; {command}', 10)
 
     def receiver(command: str) -> Result:
-        return Result(command, 0, "4242\n" if "setsid timeout" in command else "", "", 0.1)
+        # a server's start answers timeout's pid and its child's, the server (rackproof.traffic)
+        return Result(command, 0, "4242 4243\n" if "setsid timeout" in command else "", "", 0.1)
 
     return hosts_of(SPARK_PAIR, {"spark-1": sender, "spark-2": receiver})
 

@@ -37,6 +37,7 @@ from rackproof.probes import ParseError
 from rackproof.probes.accounts import Account, parse_passwd, parse_processes
 from rackproof.probes.agent import AgentCommand, parse_agent_process
 from rackproof.probes.bonding import BondInfo, parse_bonding
+from rackproof.probes.boot import parse_boot_id
 from rackproof.probes.chrony import Tracking, parse_tracking
 from rackproof.probes.counters import parse_bytes, parse_ethtool_driver, parse_ethtool_stats
 from rackproof.probes.docker import Image, parse_image_id
@@ -115,6 +116,7 @@ PARSERS = [
     Parser(parse_agent_process, (AgentCommand, type(None)), samples("ps_*"),
            args=st.tuples(st.just("thor-tigress-agent") | st.text(min_size=1, max_size=12))),
     Parser(parse_bonding, BondInfo, samples("bonding_*")),
+    Parser(parse_boot_id, str, samples("boot_id_*")),
     Parser(parse_survey, Survey, samples("survey_*")),
     Parser(parse_ethtool, LinkInfo, samples("ethtool_*"),
            args=st.tuples(st.sampled_from(INTERFACES) | st.text(max_size=16)), fixed_args=("eth0",)),

@@ -78,6 +78,13 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   image-missing [IMAGE]         an image of [sparkrun] images (default: the first) is gone from the head's Docker
   docker-no-access              the login is taken out of the node's docker group (gpasswd -d)
   sparkrun-sudoers-missing      the node loses the sudoers rules sparkrun's wizard installs
+  the rack's own life (bench/rack_life.py):
+  sshd-restart [SECONDS] [WHEN] sshd refuses connections for SECONDS (default 3), its sessions live on;
+                                WHEN: now, first-connect, or a program starting (xargs, 'iperf3 -c')
+  node-reboot [SECONDS] [WHEN]  sshd and its sessions end, a new boot id, sshd back after SECONDS (default 10)
+  tool-broken [TOOL]            TOOL (default iperf3) is there but its loader refuses it (exit 127)
+  measurement-killed [client|server]  the node's next iperf3 client (or server) is SIGKILLed, once
+  controller-disk-full FOLDER   on bench: FOLDER (an empty folder for the report) is a full 64 kB tmpfs
 """
 
 

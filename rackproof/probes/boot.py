@@ -20,4 +20,5 @@ def parse_boot_id(text: str) -> str:
 
 
 BOOT_ID = Probe("boot id", "the node's boot id (new at each boot): what a connection measured belongs to that boot",
-                "cat /proc/sys/kernel/random/boot_id", parse_boot_id, timeout=10)
+                "cat /proc/sys/kernel/random/boot_id", parse_boot_id, timeout=10, seen_on=("Debian 12",),
+                unseen="one UUID the kernel draws: no capture of a Jetson AGX Thor or a DGX Spark was kept")

@@ -41,7 +41,8 @@ def parse_ibdev2netdev(text: str) -> tuple[RdmaMap, ...]:
 
 IBDEV2NETDEV = Probe("ibdev2netdev", "which RDMA device and port each CX7 interface is, and its state",
                      "ibdev2netdev", parse_ibdev2netdev,
-                     seen_on=("DGX Spark", "Ubuntu 22.04 DOCA-OFED", "RHEL 7.3", "DGX A100"))
+                     seen_on=("DGX Spark", "Ubuntu 22.04 DOCA-OFED", "RHEL 7.3", "DGX A100"),
+                     unseen="asked of a DGX Spark only: a Jetson AGX Thor has no ConnectX-7")
 
 
 # "enp1s0f1np1": the PCIe path (enp1s0), then the port's function (f1) and its number (np1)

@@ -182,4 +182,5 @@ def _figures(half: list[str], size: str, text: str) -> list[float | None]:
 NCCL_TEST = Probe("mpirun nccl-tests", "bus bandwidth of one NCCL collective across the nodes over CX7",
                   "mpirun -np {ranks} -H {hosts} --mca btl_tcp_if_include {interface} "
                   "-x NCCL_SOCKET_IFNAME={interface} -x NCCL_DEBUG=WARN {test} -b 1G -e 4G -f 2 -g 1",
-                  parse_nccl, timeout=300, repeatable=False, seen_on=("DGX Spark", "OCI A100"))
+                  parse_nccl, timeout=300, repeatable=False, seen_on=("DGX Spark", "OCI A100"),
+                  unseen="run where [expect] run_nccl asks (a DGX Spark pair by default): no run of a Jetson AGX Thor shelf was found")
