@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 from . import kinds, portable, racklife, schedule, together
 from .host import Host
@@ -265,6 +265,8 @@ def _settled(entries: Sequence[Entry], wanted: dict[str, list[tuple]], parts: di
     late, booted = racklife.settle(ctx.hosts, names, ctx.log, ctx.said)
     ids = {(entry.key, value): kinds.KINDS[entry.kind].id(value) for entry in entries for value in wanted.get(entry.key, ())}
     for phase in IN_ORDER if late else ():
+        if phase is Phase.LOAD and ctx.ledger is not None:   # its lanes' counters, unread at the first load
+            _note_counters([e for e in entries if e.phase is Phase.LOAD and wanted.get(e.key)], wanted, ctx, late)
         for entry in (e for e in entries if e.phase is phase and wanted.get(e.key)):
             again = [value for value in wanted[entry.key] if any(
                 racklife.unreached(parts[(entry.key, ids[entry.key, value])]) == name
@@ -281,10 +283,12 @@ def _settled(entries: Sequence[Entry], wanted: dict[str, list[tuple]], parts: di
                                                                  parts[(key, target_id)])
 
 
-def _note_counters(loads: list[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> None:
-    """Every loaded node's lanes' counters before the first round, all nodes at once (a node that
-    cannot be read is noted as such: the ledger keeps why)."""
-    nodes = sorted({name for entry in loads for pair in wanted[entry.key] for name in pair})
+def _note_counters(loads: list[Entry], wanted: dict[str, list[tuple]], ctx: Context,
+                   only: Collection[str] | None = None) -> None:
+    """Every loaded node's lanes' counters (or only those nodes') before the first round, all nodes
+    at once (a node that cannot be read is noted as such: the ledger keeps why)."""
+    nodes = sorted({name for entry in loads for pair in wanted[entry.key] for name in pair
+                    if only is None or name in only})
     lanes = {name: [lane.name for node, lane in ctx.cluster.lanes if node.name == name] for name in nodes}
     noted = together.at_once(nodes, lambda name: ctx.ledger.note(ctx.hosts[name], lanes[name]), ctx.log,
                              workers=len(nodes))

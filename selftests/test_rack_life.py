@@ -174,3 +174,36 @@ def test_a_mesh_row_refused_while_its_peers_sshd_restarts_is_asked_again_within_
 def test_rebooted_is_cut_short_in_the_report_and_crosses_to_the_workers():
     error = Rebooted("thor-3", "lane.link of thor-3:mgbe0_0", ("10:00:01", "10:00:09"))
     assert str(portable.loads(portable.dumps(error))) == str(error)
+
+
+def test_a_late_nodes_lanes_are_noted_before_its_own_load_so_their_counters_are_judged(tmp_path, monkeypatch):
+    """Its lanes could not be read before the run's first load (it was away): noted again before
+    the load it is measured under (rackproof.linkhealth.LoadLedger.note), the others' never."""
+    from rackproof import linkhealth
+    from rackproof.linkhealth import Counters, LoadLedger
+
+    log = EvidenceLog()
+    hosts_, nodes = hosts(log)
+    nodes["thor-3"].down = True
+    read_on = []
+
+    def read(host, lanes):
+        read_on.append(host.name)
+        host.remote.run("hostname")      # as the real read: an unreachable node's read fails
+        return {lane: Counters(0, 0, 0, None, 0, 0, 0, 0, "nvethernet") for lane in lanes}
+    monkeypatch.setattr(linkhealth, "read", read)
+
+    def pair(sender, receiver, ctx):
+        nodes["thor-3"].down = False
+        return f"{sender.name}->{receiver.name}"
+    entries = [plan.in_rounds("lane.one_stream", "link_pair", ("test_y",), pair),
+               plan.after_load("lane.counters", "loaded_lane", ("test_z",),
+                               lambda lane, ctx: ctx.ledger.before(lane.host.name, lane.name))]
+    thor3 = [lane.name for node, lane in THOR5.lanes if node.name == "thor-3"]
+    ctx = plan.Context(THOR5, hosts_, log, tmp_path / "locks", LoadLedger(tmp_path / "load"))
+    results = plan.run(entries, {"lane.one_stream": [("thor-2", "thor-3")],
+                                 "lane.counters": [("thor-3", lane) for lane in thor3]}, ctx)
+    assert sorted(read_on) == ["thor-2", "thor-3", "thor-3"]     # thor-3 again as a late node, thor-2 once
+    for lane in thor3:
+        assert isinstance(results.part("lane.counters", f"thor-3:{lane}").value, Counters), \
+            results.part("lane.counters", f"thor-3:{lane}")

@@ -267,3 +267,10 @@ def test_a_check_cut_short_by_a_reboot_names_the_reboot_not_a_dropped_connection
     # a dropped connection alone says no reboot
     alone = verdict.decide([tests[0], dropped], verdict.Coverage(cut_short=(dropped["id"],)))["summary"]
     assert "rebooted" not in alone and "1 check cut short by a transient fault" in alone
+    # the report page's "incomplete" box says the same: the reboot's checks apart from the dropped one
+    from rackproof.report import html
+    box = html._incomplete(verdict.decide(tests, verdict.Coverage(cut_short=(rebooted["id"], dropped["id"])))
+                           ["coverage"], tests)
+    assert "1 check measured before thor-3 rebooted at 21:53:13–21:53:40" in box and "test_speed[thor-3]" in box
+    assert box.count("cut short by a transient fault") == 1 and box.index("test_kill[thor-1]") > box.index(
+        'id="cut-short"')

@@ -141,13 +141,13 @@ def _verdict(doc: dict) -> str:
             f'<li data-reference="{escape(d["reference"])}" data-subject="{escape(d["subject"])}">{_link(d["test"])} '
             f'{escape(verdicts.drift_line(d))}</li>' for d in drifted) + "</ul>")
     return (f'<h2 id="verdict">Verdict: {escape(verdicts.line(doc["verdict"]))}</h2>'
-            f'<p>{escape(doc["verdict"]["summary"])}.</p>{_incomplete(doc["verdict"]["coverage"])}{"".join(lists)}'
+            f'<p>{escape(doc["verdict"]["summary"])}.</p>{_incomplete(doc["verdict"]["coverage"], doc["tests"])}{"".join(lists)}'
             "<h3>Capabilities</h3><p class='muted'>Each check guards a capability; a failure of a blocking one "
             "rejects the cluster, any other only takes that capability away. Checks that declare none count as blocking.</p>"
             + _table(["status", "capability", "if it fails", "checks"], rows))
 
 
-def _incomplete(coverage: dict) -> str:
+def _incomplete(coverage: dict, tests: list[dict]) -> str:
     """What the run left out of its scope: a reviewer must see it before anything else."""
     if coverage["complete"]:
         return ""
@@ -161,11 +161,24 @@ def _incomplete(coverage: dict) -> str:
         listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in not_run)
         items.append(f"<li>{len(not_run)} check{'s' * (len(not_run) != 1)} of the scope did not run:"
                      f'<ul id="not-run">{listed}</ul></li>')
-    if cut_short := coverage["cut_short"]:
+    rebooted = verdicts.rebooted_under(tests, tuple(coverage["cut_short"]))
+    for (node, when), cut in _grouped(rebooted).items():
+        listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in cut)
+        items.append(f"<li>{len(cut)} check{'s' * (len(cut) != 1)} measured before {escape(node)} rebooted at "
+                     f'{escape(when)}, never judged on those facts (run again):<ul class="rebooted">{listed}</ul></li>')
+    if cut_short := [t for t in coverage["cut_short"] if t not in rebooted]:
         listed = "".join(f"<li><code>{escape(_short(t))}</code></li>" for t in cut_short)
         items.append(f"<li>{len(cut_short)} check{'s' * (len(cut_short) != 1)} cut short by a transient fault "
                      f'(a dropped SSH connection, a refused channel, a busy lock; run again):<ul id="cut-short">{listed}</ul></li>')
     return f'<div class="incomplete"><h3>This run is incomplete</h3><ul>{"".join(items)}</ul></div>'
+
+
+def _grouped(rebooted: dict[str, tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """The checks a reboot cut short, by (node, when)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for test, reboot in rebooted.items():
+        groups.setdefault(reboot, []).append(test)
+    return groups
 
 
 def _changes(doc: dict) -> str:
