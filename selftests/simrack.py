@@ -51,6 +51,16 @@ def missing_tools() -> list[str]:
     return missing
 
 
+def with_connect_budget(inventory: Path, seconds: float, folder: Path) -> Path:
+    """A copy of a rack's inventory with [ssh] connect_budget set: a test of a node out of reach
+    waits out the budget it states, not the default's 20 s."""
+    text = inventory.read_text()
+    assert "\n[ssh]\n" in text and "connect_budget" not in text
+    copy = folder / f"budget-{seconds:g}-{inventory.name}"
+    copy.write_text(text.replace("\n[ssh]\n", f"\n[ssh]\nconnect_budget = {seconds:g}\n", 1))
+    return copy
+
+
 def unique_name(tag: str) -> str:
     """A rack name no other run uses at the same time (CI and developers may run racks)."""
     return f"st{os.getpid() % 100000}{tag}"[:24]

@@ -19,7 +19,7 @@ from rackproof import tomltext
 from rackproof.inventory import load_inventory
 from rackproof.anonymise import Anonymiser, anonymise_recording
 from rackproof.probe import IN_C_LOCALE
-from selftests.simrack import SimRack, rack_marks
+from selftests.simrack import SimRack, rack_marks, with_connect_budget
 from selftests.test_anonymise import (assert_nothing_of_the_site, assert_replays_alike, masked_check, printed_in,
                                       replayed, site_strings)
 from selftests.suite import run_suite
@@ -255,9 +255,11 @@ def test_bond_lane_down_and_slow_engine_fail_their_checks_and_give_accepted_with
     assert 'data-lane="mgbe1_0"' in html and "ACCEPTED WITH LIMITS" in html
 
 
-def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester, thor5):
+def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester, thor5, tmp_path):
+    inventory = with_connect_budget(thor5.inventory, 2, tmp_path)
     with thor5.planted("thor-5", "node-unreachable"):
-        run = suite(pytester, thor5, "-k", "not iperf3 and not under_load", "-n", "2")
+        run = run_suite(pytester, f"--inventory={inventory}", "-k", "not iperf3 and not under_load", "-n", "2",
+                        netns=thor5.rack.topo.bench)
     # the controller reaches thor-5 no more; every check that runs a command there fails with
     # that reason, the checks of the others pass (thor-5 still answers on the cluster network)
     doc = results(run)
@@ -271,7 +273,7 @@ def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester
     assert "test_passwordless_ssh[thor-1->thor-5]" in " ".join(t for t, o in run.outcomes.items() if o == "passed")
     durations = [t["duration"] for t in doc["tests"] if t["id"].split("::")[-1] in ran_there]
     # connecting is retried within [ssh] connect_budget, then one last connect timeout
-    ssh = load_inventory(thor5.inventory).ssh
+    ssh = load_inventory(inventory).ssh
     assert max(durations) < ssh.connect_budget + ssh.connect_timeout + 3, \
         "an unreachable node must cost at most its connect budget and timeout"
 

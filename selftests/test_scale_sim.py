@@ -8,12 +8,13 @@ module's time); a healthy mesh of 16 passes on the nodes' stock sshd limits; one
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from rackproof.inventory import load_inventory
 
-from selftests.simrack import SimRack, rack_marks
+from selftests.simrack import SimRack, rack_marks, with_connect_budget
 from selftests.suite import run_suite
 
 pytestmark = rack_marks()
@@ -28,8 +29,8 @@ def thor32():
         yield rack
 
 
-def mesh(pytester, rack: SimRack):
-    return run_suite(pytester, f"--inventory={rack.inventory}", MESH, netns=rack.rack.topo.bench)
+def mesh(pytester, rack: SimRack, inventory: Path | None = None):
+    return run_suite(pytester, f"--inventory={inventory or rack.inventory}", MESH, netns=rack.rack.topo.bench)
 
 
 def test_a_rack_of_32_is_generated_from_the_rules_of_thor5(thor32):
@@ -40,10 +41,12 @@ def test_a_rack_of_32_is_generated_from_the_rules_of_thor5(thor32):
     assert inventory.switch.ports >= 125 and inventory.ssh.fanout == 2
 
 
-def test_one_key_removed_fails_exactly_its_pair_and_a_node_out_of_reach_costs_one_connect_timeout(pytester, thor32):
+def test_one_key_removed_fails_exactly_its_pair_and_a_node_out_of_reach_costs_one_connect_timeout(pytester, thor32,
+                                                                                                    tmp_path):
     # both in one run of the mesh (992 pairs): the key's pair is neither thor-17's nor the controller's
+    inventory = with_connect_budget(thor32.inventory, 2, tmp_path)
     with thor32.planted("thor-7", "ssh-key-missing", "thor-29"), thor32.planted("thor-17", "node-unreachable"):
-        run = mesh(pytester, thor32)
+        run = mesh(pytester, thor32, inventory)
     pair = "test_ssh_mesh::test_passwordless_ssh[thor-7->thor-29]"
     own = {f"test_ssh_mesh::test_passwordless_ssh[thor-17->{n}]" for n in NODES if n != "thor-17"}
     own.add("test_ssh_mesh::test_same_login_on_every_node[thor-17]")
