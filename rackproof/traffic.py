@@ -170,7 +170,10 @@ def _death(e: ProbeFailed, receiver: str) -> str | None:
     said = e.result.stdout + e.reason
     if not e.result.stdout.strip():    # an iperf3 -J client always prints its JSON, errors too, unless it dies
         return f"{e.node}'s iperf3 ended without a word mid-measurement (killed, or it crashed)"
-    if "control socket has closed unexpectedly" in said or "the server has terminated" in said:
+    # the server's end closed (control socket) or its process died and the kernel reset the
+    # stream (as a server SIGKILLed when the test began leaves it: samples/iperf3_J_local_3.12_server_killed_reset.json)
+    if ("control socket has closed unexpectedly" in said or "the server has terminated" in said
+            or "stream socket: Connection reset by peer" in said):
         return f"{receiver}'s iperf3 server ended mid-measurement (the client: \"{one_line(e.reason)[-200:]}\")"
     return None
 

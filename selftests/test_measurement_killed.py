@@ -20,6 +20,8 @@ GOOD = (SAMPLES / "iperf3_J_tcp_single_stream_openwisp.json").read_text()
 REFUSED = (SAMPLES / "iperf3_J_local_3.12_error_refused.json").read_text()
 # what iperf 3.12's client printed here when its server was SIGKILLed mid-test (exit status 0)
 SERVER_KILLED = REFUSED.replace("unable to connect to server: Connection refused", "control socket has closed unexpectedly")
+# what iperf 3.12's client printed on the simulated rack when its server was SIGKILLed as the test began
+SERVER_KILLED_AT_START = (SAMPLES / "iperf3_J_local_3.12_server_killed_reset.json").read_text()
 OOM = "[ 8812.402113] Out of memory: Killed process 4242 (iperf3) total-vm:1024kB, anon-rss:512kB"
 INVENTORY = load_inventory(EXAMPLES / "spark2.toml")   # not bonded: one client per measurement
 
@@ -54,7 +56,8 @@ def notes(evidence) -> list[str]:
     (Result("", 137, "", "", 0), "spark-1's iperf3 was killed by signal 9 (SIGKILL) mid-measurement"),
     (Result("", -1, "", "", 0), "spark-1's iperf3 was killed by a signal mid-measurement"),
     (Result("", 0, SERVER_KILLED, "", 0), "spark-2's iperf3 server ended mid-measurement"),
-], ids=["status 137", "no exit status", "server killed"])
+    (Result("", 0, SERVER_KILLED_AT_START, "", 0), "spark-2's iperf3 server ended mid-measurement"),
+], ids=["status 137", "no exit status", "server killed", "server killed as the test began"])
 def test_a_measurement_killed_from_outside_is_named_and_measured_again(killed, named):
     sender, receiver, asked, evidence = pair([killed, Result("", 0, GOOD, "", 0)])
     result = traffic.iperf3(sender, receiver, "10.20.0.2")
