@@ -38,6 +38,9 @@ NODES = ("thor-1", "thor-2", "thor-3", "thor-4", "thor-5")
 NAMED = {
     "sshd-restart": r"Connection refused",
     "node-reboot": r"rebooted",
+    # a reboot before the run first reached the node left nothing measured before it: what the
+    # run met is a node refusing its first connects, and that is what it names
+    "node-reboot first-connect": r"refused \(Connection refused\)",
     "measurement-killed": r"mid-measurement",
     "tool-broken": r"does not run: `",
     "controller-disk-full": r"rackproof: the report could not be written in",
@@ -95,7 +98,7 @@ def one_run(k: int, kind: str, rng: random.Random, tmp: Path, step: int | None) 
     results = results_path.read_text() if results_path.exists() else ""
     verdict = json.loads(results)["verdict"]["decision"] if results else "no results.json"
     return {"kind": kind, "node": node, "args": args, "exit": proc.returncode, "verdict": verdict,
-            "named": bool(re.search(NAMED[kind], results + output)), "seconds": time.monotonic() - started,
+            "named": bool(re.search(NAMED.get(f"{kind} {args[-1]}", NAMED[kind]), results + output)), "seconds": time.monotonic() - started,
             "tail": f"the event's watcher: {said.strip() or 'nothing'}\n    the run's last words: {output[-600:]}"}
 
 

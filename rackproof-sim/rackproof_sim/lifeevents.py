@@ -7,8 +7,10 @@ wait for a moment the node itself can see, then
   node's boot id changes (a file bind-mounted over /proc/sys/kernel/random/boot_id inside the
   node: the one part of a reboot a namespace cannot have), and sshd starts again SECONDS later.
 
-The moment (WHEN): "now"; "first-connect", the first connection the node refuses (sshd stops
-at once; its TCP OutRsts counter rises); or a program's name, when that program first starts on
+The moment (WHEN): "now"; "first-connect", the first connection the controller is refused (sshd
+stops at once; the bench namespace's TCP AttemptFails counter rises: the node's own OutRsts also
+counted resets its services sent, so the window could pass before the run connected); or a
+program's name, when that program first starts on
 a node of the rack (`ssh`: the SSH mesh; `iperf3`: the throughput rounds), told by the kernel's
 process events. Every wait is bounded.
 
@@ -103,11 +105,12 @@ def first_boot(state: RackState, node: str, holder: int) -> None:
         boot_id_file(state, node).write_text(Path(BOOT_ID).read_text())
 
 
-def _out_resets(holder: int) -> int:
-    """The node's TCP OutRsts: a connect to a port nothing listens on is answered with a reset."""
-    lines = [line.split() for line in Path(f"/proc/{holder}/net/snmp").read_text().splitlines()
-             if line.startswith("Tcp:")]
-    return int(lines[1][lines[0].index("OutRsts")])
+def _controller_refused(bench_netns: str) -> int:
+    """The controller's (the bench namespace's) TCP AttemptFails: a connect answered with a reset,
+    as a port nothing listens on answers it."""
+    text = run(["ip", "netns", "exec", bench_netns, "cat", "/proc/net/snmp"]).stdout
+    lines = [line.split() for line in text.splitlines() if line.startswith("Tcp:")]
+    return int(lines[1][lines[0].index("AttemptFails")])
 
 
 # the kernel's process events (the proc connector): each exec is told at once, so an event timed
@@ -147,11 +150,11 @@ def _first_exec(when: str, netns: set[int], gone) -> None:
                 continue
 
 
-def _wait(until, gone, seconds: float = WHEN_WAIT_S) -> None:
+def _wait(until, gone, seconds: float = WHEN_WAIT_S, poll: float = POLL_S) -> None:
     """Until until() (or for `seconds`), unless gone() first."""
     deadline = time.monotonic() + seconds
     while not gone() and not until() and time.monotonic() < deadline:
-        time.sleep(POLL_S)
+        time.sleep(poll)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -193,8 +196,10 @@ def happen(name: str, node: str, event: str, seconds: float, when: str) -> None:
         return rack.state.load()["nodes"][node].get("sshd")
     if when == "first-connect":
         _end(listener(), sessions=event == "node-reboot")
-        before = _out_resets(n.pid)
-        _wait(lambda: _out_resets(n.pid) != before, gone)
+        before = _controller_refused(rack.topo.bench)
+        # (each look is a process in the bench namespace: a tenth of a second apart, well inside
+        # the backoff's first wait of half a second)
+        _wait(lambda: _controller_refused(rack.topo.bench) != before, gone, poll=0.1)
         if gone():
             return
     else:
