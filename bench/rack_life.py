@@ -50,10 +50,12 @@ NAMED = {
 def planting(kind: str, rng: random.Random, folder: Path) -> tuple[str, list[str]]:
     """(node, fault arguments) for one event at a random moment the run meets."""
     node = rng.choice(NODES)
+    # the mesh's moment is its fan-out (xargs) and the load's its clients (iperf3 -c): `ssh` and
+    # `iperf3` alone first start when the survey asks each tool its version, before anything is measured
     if kind == "sshd-restart":     # refused for 3 s at the first connect, or when the SSH mesh begins
-        return node, ["3", rng.choice(["first-connect", "ssh"])]
+        return node, ["3", rng.choice(["first-connect", "xargs"])]
     if kind == "node-reboot":      # away 10 s: at the first connect, in the mesh, or in the load
-        return node, ["10", rng.choice(["first-connect", "ssh", "iperf3"])]
+        return node, ["10", rng.choice(["first-connect", "xargs", "iperf3 -c"])]
     if kind == "measurement-killed":
         return node, [rng.choice(["client", "server"])]
     if kind == "tool-broken":

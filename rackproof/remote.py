@@ -341,6 +341,7 @@ class SshTransport:
         self.connect_timeout, self.connect_budget = connect_timeout, connect_budget
         # fresh connections made, the last one when (a new one after a drop may be a node that rebooted)
         self.connects, self.connected_at = 0, 0.0
+        self.retried: list[str] = []   # each connect that needed more than one attempt, in words
         self._failed: tuple[NodeUnreachable, float] | None = None   # the last connect that failed, when
         self.ssh_config, self.identity, self.jump = ssh_config, identity, jump
         self._conn = None
@@ -393,6 +394,7 @@ class SshTransport:
                 self.connects, self.connected_at = self.connects + 1, at
                 if attempts:
                     notes.append(f"connected at attempt {len(attempts) + 1} after " + "; ".join(attempts))
+                    self.retried.append(notes[-1])
                 return conn
             except (OSError, socket.timeout, EOFError, paramiko.SSHException) as e:
                 self._conn = None

@@ -52,6 +52,9 @@ def test_an_sshd_refusing_connections_for_3_s_at_the_first_connect_rejects_nothi
     assert results["verdict"]["decision"] == "ACCEPTED" and "unreachable" not in done.output, done.output
     # the run's first connects were refused, and tried again
     assert any(re.search(r"connected at attempt \d+ after \S+ refused", n) for n in notes(results)), notes(results)
+    # and the node's row in the report says so, whichever command connected
+    (thor2,) = [n for n in results["nodes"] if n["name"] == "thor-2"]
+    assert any(re.match(r"connected at attempt \d+ after \S+ refused", c) for c in thor2["reach"]["connects"]), thor2
 
 
 def test_an_sshd_refusing_connections_for_3_s_during_the_mesh_and_again_during_load_rejects_nothing(thor5, pytester):

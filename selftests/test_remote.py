@@ -420,6 +420,9 @@ def test_refused_reset_timed_out_and_no_route_each_get_their_own_retry_and_each_
     kinds = re.findall(r"\d\d:\d\d:\d\d\.\d ([a-z ]+) \(", note)
     assert note.startswith("connected at attempt 6 after ") and \
         kinds == ["refused", "reset", "timed out", "no route", "closed before login"], note
+    # kept for the node's row in the report (results.json nodes[].reach.connects), whichever
+    # command's evidence the note went to
+    assert transport.retried == [note]
 
 
 def test_a_refused_login_is_said_at_once_never_waited_on(monkeypatch):

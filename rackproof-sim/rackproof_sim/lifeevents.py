@@ -11,7 +11,8 @@ The moment (WHEN): "now"; "first-connect", the first connection the controller i
 stops at once; the bench namespace's TCP AttemptFails counter rises: the node's own OutRsts also
 counted resets its services sent, so the window could pass before the run connected); or a
 program's name, when that program first starts on
-a node of the rack (`ssh`: the SSH mesh; `iperf3`: the throughput rounds), told by the kernel's
+a node of the rack (`xargs`: the SSH mesh's fan-out; `iperf3 -c`: the throughput rounds' clients;
+`ssh` or `iperf3` alone first start when the survey asks each tool its version), told by the kernel's
 process events. Every wait is bounded.
 
     python3 -m rackproof_sim.lifeevents --name thor5 --node thor-3 --event sshd-restart --seconds 3 --when ssh

@@ -47,6 +47,19 @@ def hosts(config: pytest.Config) -> dict[str, Host]:
     return config.stash[HOSTS]
 
 
+def connects_retried(config: pytest.Config) -> dict[str, list[str]]:
+    """{node: each fresh connect of this process that needed more than one attempt}: the rack's
+    own life the run met (an sshd restarting, a node rebooting), for the node's row in the report
+    even when no check's evidence carries the command that connected."""
+    found = {}
+    for name, host in config.stash.get(HOSTS, {}).items():
+        transport = host.remote.transport
+        transport = getattr(transport, "inner", transport)     # (a RecordingTransport wraps it)
+        if getattr(transport, "retried", None):
+            found[name] = list(transport.retried)
+    return found
+
+
 def access_key(config: pytest.Config) -> str:
     """The agent's key, from where the inventory says; registered as a secret before first use,
     so it is redacted from evidence, recordings and reports. A replay answers without it."""

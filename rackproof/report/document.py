@@ -25,13 +25,14 @@ from . import baseline as baseline_diff
 from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, merged_properties, outcome_of
 
-SCHEMA_VERSION = "2.8"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+SCHEMA_VERSION = "2.9"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
 #   2.5: the outcome "not verified" (a check that could not be made, listed in the scope);
 #   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete); nodes[].reach.since;
 #   2.7: the run history: measurements[].reference, tests[].drift, verdict.drift, history;
 #   2.8: evidence[].probe and evidence[].values (what made each command; facts are read from them);
-#        tests[].warnings (failure records) and tests[].not_verified (where, what, why, how)
+#        tests[].warnings (failure records) and tests[].not_verified (where, what, why, how);
+#   2.9: nodes[].reach.connects (each connect the rack's own life made take more than one attempt)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note", "probe", "values")
@@ -134,10 +135,11 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
           scope: list[tuple[str, str]], waivers: list, today: dt.date,
           baseline: tuple[dict, str, float] | None = None,
           coverage: verdict.Coverage = verdict.Coverage(), planned: list[str] = (),
-          what_changed: dict | None = None) -> dict:
+          what_changed: dict | None = None, connects: dict[str, list[str]] | None = None) -> dict:
     """The results document; `baseline` is (earlier document, its path, tolerance); `planned`
     the test ids the run set out to run, `coverage` what the plugin knows of its scope;
-    `what_changed` the comparison with --before's snapshot."""
+    `what_changed` the comparison with --before's snapshot; `connects` each node's connects that
+    took more than one attempt."""
     done = [r for r in records if finished(r)]
     reached = {r.id for r in done}
     not_run = [*coverage.not_run, *(i for i in planned if i not in reached),
@@ -148,6 +150,8 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
     tests = [entry_for(r, cluster, waivers, today) for r in done]
     node_facts, interface_facts = facts.collect(tests)
     reach = facts.reachability(tests)
+    for node, retried in (connects or {}).items():
+        reach.setdefault(node, {"status": facts.REACHED, "reason": ""})["connects"] = retried
     nodes = [{
         "name": n.name, "role": "head" if i == 0 else "worker", "address": n.address,
         "joins_at_step": n.joins_at_step, "joined": cluster.joined(n),
