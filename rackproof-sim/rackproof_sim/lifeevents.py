@@ -15,7 +15,7 @@ a node of the rack (`xargs`: the SSH mesh's fan-out; `iperf3 -c`: the throughput
 `ssh` or `iperf3` alone first start when the survey asks each tool its version), told by the kernel's
 process events. Every wait is bounded.
 
-    python3 -m rackproof_sim.lifeevents --name thor5 --node thor-3 --event sshd-restart --seconds 3 --when ssh
+    python3 -m rackproof_sim.lifeevents --name thor5 --node thor-3 --event sshd-restart --seconds 3 --when xargs
 """
 
 from __future__ import annotations
