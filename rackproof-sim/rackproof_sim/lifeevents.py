@@ -21,6 +21,7 @@ process events. Every wait is bounded.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
 import select
@@ -119,6 +120,7 @@ def _controller_refused(bench_netns: str) -> int:
 # every node's mesh starts its ssh at the same moment)
 NETLINK_CONNECTOR, CN_IDX_PROC, CN_VAL_PROC = 11, 1, 1
 PROC_CN_MCAST_LISTEN, PROC_EVENT_EXEC = 1, 2
+SO_RCVBUFFORCE = 33   # SO_RCVBUF past net.core.rmem_max (root); not in Python's socket module
 _NLMSG, _CN_MSG, _EVENT_HEAD = 16, 20, 16
 
 
@@ -128,6 +130,9 @@ def _first_exec(when: str, netns: set[int], gone) -> None:
     with its rack), or after WHEN_WAIT_S."""
     program, *options = when.split()
     with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_CONNECTOR) as events:
+        # every exec of the machine comes here: a buffer that holds a burst of them (the mesh's
+        # fan-out starts many at once), and a burst that overran it is dropped, not the watch
+        events.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
         events.bind((0, CN_IDX_PROC))
         listen = struct.pack("=I", PROC_CN_MCAST_LISTEN)
         message = struct.pack("=IIIIHH", CN_IDX_PROC, CN_VAL_PROC, 0, 0, len(listen), 0) + listen
@@ -136,7 +141,12 @@ def _first_exec(when: str, netns: set[int], gone) -> None:
         while (left := deadline - time.monotonic()) > 0 and not gone():
             if not select.select([events], [], [], min(left, 1.0))[0]:
                 continue
-            data = events.recv(4096)
+            try:
+                data = events.recv(4096)
+            except OSError as e:
+                if e.errno == errno.ENOBUFS:
+                    continue
+                raise
             at = _NLMSG + _CN_MSG
             if len(data) < at + _EVENT_HEAD + 8 or struct.unpack_from("=I", data, at)[0] != PROC_EVENT_EXEC:
                 continue
