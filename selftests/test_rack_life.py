@@ -1,5 +1,6 @@
 """The rack's own life (rackproof.racklife): a node that answers late is measured then, what was
-measured before a node rebooted is never judged, the mesh asks a refusing peer again."""
+measured before a node rebooted is never judged, the mesh asks a refusing peer again, and the
+suite's own short-lived listeners (srun's) are never an open service."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import time
 
 import pytest
 
-from rackproof import plan, portable, racklife
+from rackproof import plan, portable, racklife, sharing
 from rackproof.host import Host
 from rackproof.inventory import FINISHED, load_inventory
 from rackproof.probes import ParseError
 from rackproof.probes.boot import BOOT_ID, parse_boot_id
+from rackproof.probes.sockets import parse_ss_listen
 from rackproof.remote import ConnectionLost, EvidenceLog, NodeUnreachable, Rebooted, Remote, Result
 from rackproof.together import Part
 from selftests.suite import EXAMPLES
@@ -207,3 +209,34 @@ def test_a_late_nodes_lanes_are_noted_before_its_own_load_so_their_counters_are_
     for lane in thor3:
         assert isinstance(results.part("lane.counters", f"thor-3:{lane}").value, Counters), \
             results.part("lane.counters", f"thor-3:{lane}")
+
+
+# `sudo ss -Hltnup` rows as ss prints them: a socket opened between its look at /proc and its look
+# at the sockets has no process (the suite's own srun on the Slurm controller opens four at once)
+UNNAMED = "tcp LISTEN 0      128    0.0.0.0:{port} 0.0.0.0:*"
+NAMED = 'tcp LISTEN 0      128    0.0.0.0:{port} 0.0.0.0:*    users:(("{name}",pid={pid},fd=5))'
+SRUN_PORTS = (57531, 54139, 54519, 56501)
+
+
+@pytest.mark.parametrize("first, second, flagged", [
+    # srun's ports listed before its process, srun ended at the second look
+    ([UNNAMED.format(port=p) for p in SRUN_PORTS], [], []),
+    # srun's ports listed before its process, srun still running (named) at the second look
+    ([UNNAMED.format(port=p) for p in SRUN_PORTS], [NAMED.format(port=p, name="srun", pid=812) for p in SRUN_PORTS], []),
+    # someone's listener that had just started: named at the second look, and judged
+    ([UNNAMED.format(port=9000)], [NAMED.format(port=9000, name="nc", pid=77)], [(9000, "nc")]),
+    # a listener no process holds (a kernel service's, as nfsd's): still there, judged as it is
+    ([UNNAMED.format(port=2049)], [UNNAMED.format(port=2049)], [(2049, None)]),
+    # someone's listener with its process: judged at once, no second look
+    ([NAMED.format(port=9000, name="nc", pid=77)], None, [(9000, "nc")]),
+], ids=["srun ended", "srun named", "someone's, just started", "no process at all", "someone's"])
+def test_a_listener_listed_without_its_process_is_judged_by_a_second_look(monkeypatch, first, second, flagged):
+    monkeypatch.setattr(sharing, "SETTLE_S", 0)
+    reads = iter([first, second])
+
+    def read():
+        rows = next(reads)
+        assert rows is not None, "a second look only for a listener listed without its process"
+        return parse_ss_listen("\n".join(rows))
+    found = sharing.listening_openly(read, frozenset, {"10.10.0.11"}, set(), sharing.allowed_programs(THOR5))
+    assert [(listener.port, listener.process) for listener in found] == flagged
