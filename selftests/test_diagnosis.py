@@ -1,0 +1,68 @@
+"""rackproof.diagnosis: which measured results show the symptom a diagnosis is asked for, both
+sides of each (no rack: results made here), and that a finding asks only the node it names."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from rackproof import diagnosis
+from rackproof.inventory import FINISHED, load_inventory
+from rackproof.probes.getent import GETENT_HOSTS
+from rackproof.probes.iperf import IperfResult
+from rackproof.probes.slurm import Controller, NodeState
+from rackproof.references import lane_gbps
+from rackproof.remote import Result
+
+INVENTORY = load_inventory(Path(__file__).parents[1] / "examples" / "thor5.toml")
+CLUSTER = INVENTORY.at(FINISHED)
+LANE = lane_gbps(INVENTORY.expect) * 1e9
+PAIR = SimpleNamespace(src=SimpleNamespace(name="thor-1", spec=INVENTORY.node("thor-1")),
+                       dst=SimpleNamespace(name="thor-2", spec=INVENTORY.node("thor-2")))
+
+
+def rate(bps: float) -> IperfResult:
+    return IperfResult(bps, bps, 0, 1, 3.0, "thor-1", "10.10.0.12", 5201, False)
+
+
+def test_a_rate_under_its_floor_shows_the_symptom_and_one_at_it_does_not():
+    assert diagnosis.slow_one_stream(PAIR, (rate(0.5 * LANE), rate(0.6 * LANE)), CLUSTER)
+    assert not diagnosis.slow_one_stream(PAIR, (rate(0.5 * LANE), rate(0.95 * LANE)), CLUSTER)
+    assert diagnosis.slow_bond(PAIR, (rate(2 * LANE),), CLUSTER)
+    assert not diagnosis.slow_bond(PAIR, (rate(3.9 * LANE),), CLUSTER)
+    assert not diagnosis.slow_bond(PAIR, None, CLUSTER)   # a pair not both bonded: nothing measured
+
+
+def test_slurms_refusals_show_the_symptom_and_a_working_node_does_not():
+    node = SimpleNamespace(name="thor-3")
+    up, down = Controller("primary", "thor-1", True), Controller("primary", "thor-1", False)
+    assert diagnosis.controller_not_up(node, [down], CLUSTER) and not diagnosis.controller_not_up(node, [up], CLUSTER)
+    idle, silent, drained = NodeState("idle", None), NodeState("down*", "Not responding"), NodeState("drained", "fan")
+    ran = Result("srun -w thor-3 hostname", 0, "thor-3\n", "", 0.1)
+    refused = Result("srun -w thor-3 hostname", 1, "", "srun: error: Invalid credential", 0.1)
+    assert diagnosis.job_refused(node, (silent, None), CLUSTER)
+    assert diagnosis.job_refused(node, (idle, refused), CLUSTER)
+    assert not diagnosis.job_refused(node, (idle, ran), CLUSTER)
+    assert not diagnosis.job_refused(node, (drained, None), CLUSTER)   # drained by hand: munge is not asked
+    assert not diagnosis.job_refused(node, (None, None), CLUSTER)
+
+
+def test_an_unreached_name_shows_the_symptom_and_only_the_sender_is_asked_where_it_leads():
+    asked = []
+
+    def read(probe, names):
+        asked.append((probe, tuple(names)))
+        return {"thor-2": ("192.168.100.2",)}
+    pair = SimpleNamespace(src=SimpleNamespace(name="thor-1", read=read), dst=PAIR.dst)
+    unreached = Result("ssh thor-2 hostname", 255, "", "ssh: connect to host thor-2 port 22: No route to host", 1.0)
+    refused = Result("ssh thor-2 hostname", 255, "", "thor@thor-2: Permission denied (publickey).", 1.0)
+    assert diagnosis.name_unreached(pair, unreached, CLUSTER)
+    assert not diagnosis.name_unreached(pair, refused, CLUSTER)
+    assert not diagnosis.name_unreached(pair, Result("ssh thor-2 hostname", 0, "thor-2\n", "", 0.1), CLUSTER)
+    assert diagnosis.where_the_name_leads(pair, unreached) == ("192.168.100.2",)
+    assert asked == [(GETENT_HOSTS, ("thor-2",))]
+
+
+def test_a_chat_that_did_not_come_whole_shows_the_symptom():
+    whole, broken = SimpleNamespace(problem=None), SimpleNamespace(problem="the stream stopped")
+    assert diagnosis.chat_broken(None, broken, CLUSTER) and not diagnosis.chat_broken(None, whole, CLUSTER)
+    assert diagnosis.compared_chat_broken(None, (broken, whole), CLUSTER)
+    assert not diagnosis.compared_chat_broken(None, (whole, broken), CLUSTER)   # the local one: no agent to ask
