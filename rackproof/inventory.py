@@ -26,6 +26,9 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .ics import CalendarError, parse_calendar
+from .references import (BOND_FLOOR, FEC_PER_GB, FIRST_TOKEN, FIRST_TOKEN_WAIT_FACTOR, FIRST_TOKEN_WAIT_MIN_S,
+                         LANE_FLOOR, LANE_RATE, MAX_GBPS, NCCL_FLOOR, ONE_STREAM_LANES, REMOTE_RATIO, ROCE_FLOOR,
+                         Setting)
 from .safetext import one_line
 from .userinput import read_regular_file
 
@@ -44,8 +47,7 @@ MAX_PROBLEMS = 100      # problem lines shown; the rest are counted
 MAX_NODES = 256
 MAX_LANES = 16          # per node
 MAX_PORTS = 1024        # on one switch
-MAX_MBPS = 1_600_000    # 1.6 Tb/s: above any Ethernet port or lane sold today
-MAX_GBPS = MAX_MBPS / 1000
+MAX_MBPS = int(MAX_GBPS * 1000)   # 1.6 Tb/s (references.MAX_GBPS)
 MAX_HOLDERS = 1000      # slice holders: a class, a lab
 MAX_RESERVATIONS = 10_000
 MAX_CONNECT_SECONDS = 300
@@ -248,6 +250,7 @@ def _positive(le: float):
 
 
 Fraction = _positive(1)
+_PINNED = "the version every node must run"
 Mbps = Annotated[int, Field(ge=1, le=MAX_MBPS)]
 Step = Annotated[int, Field(ge=1, le=FINISHED)]
 SwitchPort = Annotated[int, Field(ge=1, le=MAX_PORTS)]
@@ -258,49 +261,73 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class Expect(Model):
-    """What the checks compare against. Platform defaults, overridable per file."""
+def _bound(setting: Setting):
+    """An [expect] field a bound follows from, made from its setting (references.SETTINGS): its
+    default, range and docs line are stated there once."""
+    return Field(setting.default, gt=setting.gt, ge=setting.ge, lt=setting.lt, le=setting.le, allow_inf_nan=False,
+                 description=setting.doc, json_schema_extra={"setting": setting.name, "unit": setting.unit,
+                                                             "none": setting.none})
 
-    lane_speed_mbps: Mbps = 25000
-    # what one lane carries, for the rates: its speed unless said (a simulated rack writes its own)
-    lane_rate_gbps: _positive(MAX_GBPS) | None = None
-    lane_floor_fraction: Fraction = 0.9          # iperf3 one stream vs lane speed
-    bond_floor_fraction: Fraction = 0.9          # -P 4 vs lanes x lane speed
-    # one stream stays on about one lane; at 2 lanes or more one lane could not be told from two
-    single_stream_ceiling_lanes: Annotated[float, Field(ge=1, lt=2, allow_inf_nan=False)] = 1.3
-    bond_rejoin_seconds: Annotated[int, Field(ge=1, le=600)] = 60  # a lane back up is in the aggregator again
-    cx7_speed_mbps: Mbps = 200000
-    roce_floor_gbps: _positive(MAX_GBPS) = 180.0
-    nccl_test: NcclTest = "all_gather_perf"
-    nccl_busbw_floor_gbs: _positive(MAX_GBPS / 8) = 21.875
-    run_nccl: bool = False
-    mtu: Annotated[int, Field(ge=68, le=65535)] | None = None
-    l4t_release: Label | None = None        # pin, e.g. "R38.2.0"
-    jetpack_version: Label | None = None    # pin, e.g. "7.0"
-    tensorrt_version: Label | None = None
-    driver_version: Label | None = None
-    cuda_version: Label | None = None
-    dgx_os_version: Label | None = None
-    # the GPUs each node's driver must see (platform defaults: one NVIDIA Thor, one NVIDIA GB10)
-    gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 1
-    gpu_name: Label | None = None
-    power_mode: Label | None = None          # the nvpmodel mode every Thor must be in, e.g. "MAXN"
-    clocks_locked: bool = False              # every Thor's CPU and GPU clocks locked (sudo jetson_clocks)
-    # where every node's chrony takes its time: "server" (an NTP server or a reference clock), or "local"
-    # (its own clock, chrony's `local` directive: a cluster without a time server, on purpose)
-    time_source: Literal["server", "local"] = "server"
-    remote_tokens_ratio_floor: Fraction = 0.9
-    all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = 6  # above this, a covering set of pairs
-    iperf_seconds: Annotated[int, Field(ge=1, le=60)] = 5
-    # corrected FEC blocks per GB a lane may receive under load: a healthy 25G or 200G DAC corrects a few
-    # (a pre-FEC bit error rate under ~1e-8); a marginal one corrects thousands and fails next week
-    fec_corrected_per_gb: _positive(1e9) = 1000.0
-    # the time-to-first-token bound: a loaded engine answers a short prompt well within it
-    first_token_seconds: Annotated[float, Field(gt=0, le=120, allow_inf_nan=False)] = 5.0
-    # how long a chat waits for its first token (and any later one): a token that comes later than
-    # the bound is measured and judged against it; none by then is an engine that does not generate.
-    # None: references.first_token_wait_s's rule (4 x the bound, at least 30 s)
-    first_token_wait_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] | None = None
+
+def _about(default, line: str, *, none: str = "", also: str = ""):
+    """Any other [expect] field: its default and its line in docs/inventory.md (`none`: what no
+    value means; `also`: a rule beyond its range)."""
+    return Field(default, description=line, json_schema_extra={"none": none, "also": also})
+
+
+class Expect(Model):
+    """What the checks compare against. Platform defaults, overridable per file. The fields a
+    bound follows from are made from references.SETTINGS; docs/inventory.md's [expect] section
+    is written from this class (rackproof/inventorydocs.py)."""
+
+    lane_speed_mbps: Mbps = _about(25000, "ethtool speed of a lane")
+    lane_rate_gbps: float | None = _bound(LANE_RATE)
+    lane_floor_fraction: float = _bound(LANE_FLOOR)
+    bond_floor_fraction: float = _bound(BOND_FLOOR)
+    single_stream_ceiling_lanes: float = _bound(ONE_STREAM_LANES)
+    bond_rejoin_seconds: Annotated[int, Field(ge=1, le=600)] = _about(
+        60, "a lane back up is in the aggregator again within this many seconds")
+    cx7_speed_mbps: Mbps = _about(200000, "ethtool speed of a CX7 interface")
+    roce_floor_gbps: float = _bound(ROCE_FLOOR)
+    nccl_test: NcclTest = _about("all_gather_perf", "the nccl-tests program run (it is a command: only these names)")
+    nccl_busbw_floor_gbs: float = _bound(NCCL_FLOOR)
+    run_nccl: bool = _about(False, "run `nccl_test` over the nodes' CX7 interfaces")
+    mtu: Annotated[int, Field(ge=68, le=65535)] | None = _about(None, "the same MTU everywhere", none="none (not checked)")
+    l4t_release: Label | None = _about(None, _PINNED, none="none (not pinned)")   # e.g. "R38.2.0"
+    jetpack_version: Label | None = _about(None, _PINNED, none="none (not pinned)")   # e.g. "7.0"
+    tensorrt_version: Label | None = _about(None, _PINNED, none="none (not pinned)")
+    driver_version: Label | None = _about(None, _PINNED, none="none (not pinned)")
+    cuda_version: Label | None = _about(None, _PINNED, none="none (not pinned)")
+    dgx_os_version: Label | None = _about(None, _PINNED, none="none (not pinned)")
+    gpus_per_node: Annotated[int, Field(ge=1, le=16)] = _about(
+        1, "GPUs each node's driver must see (`nvidia-smi --query-gpu`; \"No devices were found\" is none)")
+    gpu_name: Label | None = _about(None, "the name nvidia-smi gives each of them")
+    power_mode: Label | None = _about(
+        None, "the nvpmodel power mode every Thor must be in (`nvpmodel -q`), e.g. `MAXN`; unset, the odd Thor is named",
+        none="none (the mode most Thors are in)")
+    clocks_locked: bool = _about(
+        False, "every Thor's CPU and GPU clocks locked (`sudo -n jetson_clocks --show`: MinFreq = MaxFreq on every "
+        "online CPU and every GPU clock domain, a Thor's `gpu-gpc-0` and `gpu-nvd-0`; CPUs the power mode took "
+        "offline are left out and named; the login needs that sudo rule: `rackproof sudoers` writes it)")
+    time_source: Literal["server", "local"] = _about(
+        "server", "where every node's chrony takes its time: `server`, an NTP server or a reference clock; `local`, "
+        "its own clock (chrony's `local` directive, a cluster without a time server on purpose). With `server`, a "
+        "node that follows its local reference (`chronyc tracking`: Reference ID 7F7F0101, as chrony does when its "
+        "servers are unreachable) is not synchronised to a time server and fails the clock check")
+    remote_tokens_ratio_floor: float = _bound(REMOTE_RATIO)
+    all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = _about(
+        6, "above this many nodes, throughput is measured in one round (each node to the next: every node sends "
+        "once and receives once) instead of every ordered pair in n-1 rounds")
+    iperf_seconds: Annotated[int, Field(ge=1, le=60)] = _about(
+        5, "measured length of each iperf3 run; one second of warm-up before it is sent but not counted (`-O 1`: "
+        "TCP's slow start)")
+    fec_corrected_per_gb: float = _bound(FEC_PER_GB)
+    first_token_seconds: float = _bound(FIRST_TOKEN)
+    first_token_wait_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] | None = _about(
+        None, "how long a streamed chat may stay silent, the first token included: a later first token is measured "
+        "and judged against the bound; an engine that sends none by then \"accepts requests but does not generate\"",
+        none=f"{FIRST_TOKEN_WAIT_FACTOR} x `first_token_seconds`, at least {FIRST_TOKEN_WAIT_MIN_S:g}",
+        also="above `first_token_seconds`")
 
     @model_validator(mode="after")
     def _waits_beyond_the_bound(self) -> "Expect":

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.inventory import InventoryError, load_inventory, parse_inventory
-from rackproof.references import REFERENCES, convert, first_token_wait_s, lane_gbps, reference
+from rackproof.inventory import Expect, InventoryError, load_inventory, parse_inventory
+from rackproof.references import REFERENCES, SETTINGS, convert, first_token_wait_s, lane_gbps, reference
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 COUNTS = {"bond.rate": {"lanes": 4}, "bond.rate.lane_down": {"lanes": 4}, "bond.rate.lane_back": {"lanes": 4},
@@ -78,3 +78,36 @@ def test_kinds_and_units_are_the_report_s():
     kinds = {(r.kind, r.unit) for r in REFERENCES.values()}
     assert ("lane rate", "Gbit/s") in kinds and ("bonded rate", "Gbit/s") in kinds and ("RoCE", "Gb/s") in kinds
     assert all(r.rule for r in REFERENCES.values())
+
+
+def test_every_bound_s_setting_is_the_inventory_s_field():
+    made = {name for name, field in Expect.model_fields.items() if "setting" in (field.json_schema_extra or {})}
+    assert made == {s.name for s in SETTINGS}
+    for setting in SETTINGS:
+        field = Expect.model_fields[setting.name]
+        assert field.default == setting.default and field.description == setting.doc
+    assert {r.setting for r in REFERENCES.values() if r.setting} <= set(SETTINGS)
+
+
+def _outside(setting):
+    """A value just outside the setting's range, and the one line cluster.toml gets for it."""
+    def n(x):
+        return f"{x:.0f}" if float(x).is_integer() else f"{x:g}"
+    if setting.gt is not None:
+        yield setting.gt, f"should be greater than {n(setting.gt)}"
+    if setting.ge is not None:
+        yield setting.ge - 0.5, f"should be greater than or equal to {n(setting.ge)}"
+    if setting.lt is not None:
+        yield setting.lt, f"should be less than {n(setting.lt)}"
+    if setting.le is not None:
+        yield setting.le * 2, f"should be less than or equal to {n(setting.le)}"
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.name)
+def test_a_setting_s_range_is_what_cluster_toml_is_checked_against(setting):
+    assert setting.le is not None or setting.lt is not None   # no absurd magnitude
+    for value, line in _outside(setting):
+        with pytest.raises(InventoryError) as e:
+            with_expect(f"{setting.name} = {value!r}")
+        assert e.value.problems == [f"expect.{setting.name}: {line}"]
+    assert getattr(with_expect(""), setting.name) == setting.default
