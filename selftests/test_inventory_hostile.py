@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, assume, event, given, settings, strategies a
 from rackproof import tomltext
 from rackproof.inventory import (Agent, Bond, Cluster, Cx7Interface, Engine, Expect, Inventory, InventoryError, Lane,
                                  Node, SshSettings, Switch, load_inventory, parse_inventory)
+from rackproof.references import SETTINGS
 from rackproof_sim.profiles import PROFILES
 from rackproof_sim.rack import calendar_ics, inventory_toml
 from rackproof_sim.state import RackState
@@ -277,10 +278,10 @@ def test_a_value_of_the_wrong_shape_is_a_field_path_line(text, expected):
     one_of(text, expected)
 
 
-FLOORS = [("lane_speed_mbps", "thor"), ("cx7_speed_mbps", "spark"), ("roce_floor_gbps", "spark"),
-          ("nccl_busbw_floor_gbs", "spark"), ("lane_floor_fraction", "thor"), ("bond_floor_fraction", "thor"),
-          ("remote_tokens_ratio_floor", "thor"), ("single_stream_ceiling_lanes", "thor"), ("iperf_seconds", "thor"),
-          ("bond_rejoin_seconds", "thor"), ("mtu", "thor"), ("all_pairs_max_nodes", "thor")]
+# every bound's setting (references.SETTINGS), and the other numbers of [expect]
+FLOORS = [(s.name, "spark" if s.unit in ("Gb/s", "GB/s") else "thor") for s in SETTINGS] + [
+    ("lane_speed_mbps", "thor"), ("cx7_speed_mbps", "spark"), ("iperf_seconds", "thor"), ("bond_rejoin_seconds", "thor"),
+    ("mtu", "thor"), ("all_pairs_max_nodes", "thor")]
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "-0.5", "nan", "inf", "-inf", "1" + "0" * 400, "1e400", "1e300", '"24"',
