@@ -1,6 +1,6 @@
 """The suite's checks as source: where they are, and which probes each one runs (for `rackproof
 probes`). Read from the code, not from a run: a check uses a probe when its test function, a
-fixture it asks for, the plan entry it reads (`planned("key")`: fixtures/plan.py's PLAN), or a
+fixture it asks for, the plan entry it names (`planned(ENTRY)`: rackproof.measurements), or a
 library function any of them calls (followed through imports and module attributes,
 transitively) names the probe. A method called on an object has no known type
 here: every library class's method of that name is followed (a builtin's name, d.get, never),
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import rackproof
 
+from .plan import Entry
 from .probe import Probe
 
 PACKAGE = Path(rackproof.__file__).parent
 FOLDERS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
 FIXTURES = "fixtures"       # the suite's fixtures, beside its tests
-PLAN_MODULE = f"{FIXTURES}.plan"   # the measurement plan's entries (PLAN), which a check reads with planned("key")
-PLANNED = "planned:"
+MEASUREMENTS = "rackproof.measurements"    # the plan's entries, which a check names: planned(ENTRY)
 
 Ref = tuple[str, str]   # (module, top-level name)
 # a call of one of these is taken for the builtin's (d.get, s.add, f.read), never followed
@@ -65,10 +65,6 @@ class _Module:
         for node in tree.body:
             for defined in _defined(node):
                 self.defs.setdefault(defined, []).append(node)
-            if name == PLAN_MODULE and _defined(node) == ["PLAN"] and isinstance(node.value, ast.List):
-                for entry in node.value.elts:   # each plan entry: what `planned("its key")` measured
-                    if isinstance(entry, ast.Call) and entry.args and isinstance(entry.args[0], ast.Constant):
-                        self.defs[f"{PLANNED}{entry.args[0].value}"] = [entry]
             if isinstance(node, ast.ClassDef):   # its methods apart: "Class.method"
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -97,9 +93,6 @@ class _Module:
                     found.add(("<method>", node.func.attr))
                 elif isinstance(node, ast.arg) and self.asks_fixtures:
                     found.add(("<fixture>", node.arg))
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "planned" \
-                        and node.args and isinstance(node.args[0], ast.Constant):
-                    found.add((PLAN_MODULE, f"{PLANNED}{node.args[0].value}"))
         return found - {(self.name, name)}
 
     def resolve(self, local: str) -> set[Ref]:
@@ -228,7 +221,7 @@ def probe_users() -> dict[str, list[str]]:
     every: list[str] = []
     for folder in FOLDERS:
         for path in sorted((root / folder).glob("test_*.py")):
-            module = _Module(f"{folder}.{path.stem}", path)
+            module = _test_module(path)
             for name, definitions in module.defs.items():
                 if not name.startswith("test_") or not isinstance(definitions[0], ast.FunctionDef):
                     continue
@@ -242,6 +235,21 @@ def probe_users() -> dict[str, list[str]]:
     for probe in (survey.SURVEY, *survey.PARTS):
         users[probe.name] = every
     return users
+
+
+@cache
+def _test_module(path: Path) -> _Module:
+    return _Module(f"{path.parent.name}.{path.stem}", path)
+
+
+@cache
+def entries_named(path: Path, check: str) -> tuple[Entry, ...]:
+    """The plan's entries (rackproof.plan.Entry, in rackproof.measurements) that a check names,
+    in its body or in a helper of its module it calls: what the run's plan measures for it."""
+    module = _test_module(path)
+    named = (getattr(importlib.import_module(m), name, None) for m, name in sorted(_imported(module, module.refs(check)))
+             if m == MEASUREMENTS or m.startswith(f"{MEASUREMENTS}."))
+    return tuple(entry for entry in named if isinstance(entry, Entry))
 
 
 def _imported(module: _Module, refs: set[Ref]) -> set[Ref]:

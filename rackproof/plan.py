@@ -18,11 +18,12 @@ never a worker) builds the plan from the checks it selected and runs it phase by
                 more, and what concerns it measured then if it answers (a late node); what was
                 measured of a node before it rebooted is marked, never judged
 
-An entry measures one thing for every target of the checks that judge it (`checks`, by name;
-their parameter kind is the entry's). What a target gave, its value or its exception with its
-evidence, is kept under (entry key, target id); a check asks for its own (`Results.part`) and
-judges it. The results reach pytest-xdist's workers as JSON in the run's private folder
-(rackproof.portable): the workers only judge.
+An entry (rackproof.measurements) measures one thing for every target of the checks that name
+it (rackproof.checks.entries_named: a check imports its entry and asks `planned(ENTRY)`); their
+parameter kind is the entry's. What a target gave, its value or its exception with its evidence,
+is kept under (entry key, target id); a check asks for its own (`Results.part`) and judges it.
+The results reach pytest-xdist's workers as JSON in the run's private folder (rackproof.portable):
+the workers only judge.
 """
 
 from __future__ import annotations
@@ -71,19 +72,18 @@ class Entry:
     key: str                    # what it measures: "lane.link", "lane.one_stream"
     phase: Phase
     kind: str                   # its checks' parameter kind (rackproof.kinds)
-    checks: tuple[str, ...]     # the checks that judge it, by name
     gather: Gather              # every wanted value of the kind -> its Part
 
 
-def each(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
+def each(key: str, phase: Phase, kind: str, fn: Callable[[object, Context], object]) -> Entry:
     """fn(target, context) for every target at once, each with its own evidence and exception."""
     def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         return together.at_once(values, lambda value: fn(target(kind, value, ctx.hosts, ctx.cluster), ctx),
                                 ctx.log, workers=len(values))
-    return Entry(key, phase, kind, tuple(checks), gather)
+    return Entry(key, phase, kind, gather)
 
 
-def of_every_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[Host, Context], object]) -> Entry:
+def of_every_node(key: str, phase: Phase, kind: str, fn: Callable[[Host, Context], object]) -> Entry:
     """fn(host, context) on every node of a whole-cluster value (every_node) at once: {node: what
     it gave}, its nodes' evidence in their order; the first node's exception (in that order) if any."""
     def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
@@ -94,10 +94,10 @@ def of_every_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: 
             error = next((parts[name].error for name in value if parts[name].error is not None), None)
             found[value] = Part(None if error else {name: parts[name].value for name in value}, error, evidence)
         return found
-    return Entry(key, phase, kind, tuple(checks), gather)
+    return Entry(key, phase, kind, gather)
 
 
-def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Host, Context], object]) -> Entry:
+def in_rounds(key: str, kind: str, fn: Callable[[Host, Host, Context], object]) -> Entry:
     """fn(sender, receiver, context) for every ordered pair, a round at a time (rackproof.kinds),
     the round's pairs at once, its nodes locked against other runs on the cluster."""
     def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
@@ -113,10 +113,10 @@ def in_rounds(key: str, kind: str, checks: Sequence[str], fn: Callable[[Host, Ho
             except schedule.LockBusy as e:   # another run holds these nodes: not measured, and said so
                 found.update({pair: Part(None, e, []) for pair in pairs})
         return found
-    return Entry(key, Phase.LOAD, kind, tuple(checks), gather)
+    return Entry(key, Phase.LOAD, kind, gather)
 
 
-def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object],
+def one_per_node(key: str, phase: Phase, kind: str, fn: Callable[[object, Context], object],
                  shares: Callable[[tuple], str] = lambda value: value[0]) -> Entry:
     """fn(target, context) for every target, in turns: a turn takes one target of each node at
     once, so the targets that share a node (`shares`: its engines, which share its GPU) go one
@@ -131,19 +131,19 @@ def one_per_node(key: str, phase: Phase, kind: str, checks: Sequence[str], fn: C
             found.update(together.at_once(these, lambda value: fn(target(kind, value, ctx.hosts, ctx.cluster), ctx),
                                           ctx.log, workers=len(these)))
         return found
-    return Entry(key, phase, kind, tuple(checks), gather)
+    return Entry(key, phase, kind, gather)
 
 
-def after_load(key: str, kind: str, checks: Sequence[str], fn: Callable[[object, Context], object]) -> Entry:
+def after_load(key: str, kind: str, fn: Callable[[object, Context], object]) -> Entry:
     """fn(lane, context) after the last load, each lane with its node's counters noted before
     the first as evidence too."""
-    inner = each(key, Phase.AFTER_LOAD, kind, checks, fn)
+    inner = each(key, Phase.AFTER_LOAD, kind, fn)
 
     def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         parts = inner.gather(values, ctx)
         return {value: Part(part.value, part.error, ctx.noted.get(value[0], []) + part.evidence)
                 for value, part in parts.items()}
-    return Entry(key, Phase.AFTER_LOAD, kind, tuple(checks), gather)
+    return Entry(key, Phase.AFTER_LOAD, kind, gather)
 
 
 class NotMeasured(Exception):
@@ -179,20 +179,23 @@ def selected(test_id: str) -> tuple[str, str]:
     return function.rsplit("::", 1)[-1], rest[:-1] if bracket else ""
 
 
-def wanted(entries: Iterable[Entry], test_ids: Iterable[str], cluster: ClusterAtStep) -> dict[str, list[tuple]]:
-    """Each entry's values that a selected check judges, in the kind's order. A check with
-    parameters of its own beside its target has them after the target's id ("all-tensorrt-…")."""
-    chosen: dict[str, set[str]] = {}
-    for check, target_id in map(selected, test_ids):
-        chosen.setdefault(check, set()).add(target_id)
+def wanted(asked: Callable[[str], Iterable[Entry]], test_ids: Iterable[str], cluster: ClusterAtStep
+           ) -> dict[str, list[tuple]]:
+    """Each entry's values that a selected check judges (`asked`: a test id -> the entries its
+    check names), in the kind's order. A check with parameters of its own beside its target has
+    them after the target's id ("all-tensorrt-…")."""
+    chosen: dict[str, tuple[Entry, set[str]]] = {}
+    for test_id in test_ids:
+        target_id = selected(test_id)[1]
+        for entry in asked(test_id):
+            chosen.setdefault(entry.key, (entry, set()))[1].add(target_id)
     found = {}
-    for entry in entries:
-        ids = set().union(*(chosen.get(check, set()) for check in entry.checks))
+    for key, (entry, ids) in chosen.items():
         kind = kinds.KINDS[entry.kind]
         values = [value for value in kind.values(cluster)
                   if kind.id(value) in ids or any(i.startswith(kind.id(value) + "-") for i in ids)]
         if values:
-            found[entry.key] = values
+            found[key] = values
     return found
 
 

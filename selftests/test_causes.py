@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.plan import PLAN
 from rackproof.plugin.evidence import CHECK_ERRORS
 from rackproof import plan
 from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
 from rackproof.inventory import FINISHED, parse_inventory
 from rackproof.kinds import KINDS
+from rackproof.measurements import cx7, engines, lanes
 from rackproof.probe import IN_C_LOCALE
 from rackproof.references import measured
 from rackproof.targets import EngineTarget, Pair
@@ -153,31 +153,30 @@ def engine_on(hosts, node: str) -> EngineTarget:
     return EngineTarget(hosts[node], spec, THOR_PAIR.engine_url(spec))
 
 
-def planned(key: str, value: tuple, hosts, inventory):
+def planned(entry: plan.Entry, value: tuple, hosts, inventory):
     """A check's `planned`: its plan entry run in this process for that one target (its locks in
     a folder of its own, gone after)."""
-    (entry,) = [e for e in PLAN if e.key == key]
     log = next(iter(hosts.values())).remote.log
     with tempfile.TemporaryDirectory() as locks:
-        results = plan.run([entry], {key: [value]}, plan.Context(inventory.at(FINISHED), hosts, log, Path(locks),
+        results = plan.run([entry], {entry.key: [value]}, plan.Context(inventory.at(FINISHED), hosts, log, Path(locks),
                                                                  access_key=lambda: "key"))
-    return lambda asked: results.part(asked, KINDS[entry.kind].id(value)).get(log)
+    return lambda asked: results.part(asked.key, KINDS[entry.kind].id(value)).get(log)
 
 
 def engine_check(hosts):
     return (engine_checks.test_engine_answers_from_the_agent_node, engine_on(hosts, "thor-2"), measure_in(THOR_PAIR),
-            planned("engine.answers", ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
+            planned(engines.ENGINE_ANSWERS, ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
 
 
 def agent_check(hosts):
     return (agent_checks.test_agent_streams_each_model, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
-            measure_in(THOR_PAIR), no_guards, planned("agent.stream", ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
+            measure_in(THOR_PAIR), no_guards, planned(engines.AGENT_STREAM, ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
 
 
 def comparison_check(hosts):
     return (agent_checks.test_remote_model_keeps_up_with_the_local_one, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
             measure_in(THOR_PAIR), no_guards,
-            planned("agent.comparison", ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
+            planned(engines.AGENT_COMPARISON, ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
 
 
 SERVING_CHECKS = [engine_check, agent_check, comparison_check]
@@ -239,7 +238,7 @@ def test_a_stall_through_the_agent_says_down_only_when_the_engine_does_not_answe
 def test_an_agent_that_does_not_refuse_a_request_without_the_key_gets_the_cause_its_answer_shows(status, cause):
     hosts = serving_hosts(agent_models=status)
     message = failure(agent_checks.test_agent_refuses_requests_without_the_key, hosts["thor-1"], THOR_PAIR, "no key",
-                      planned("agent.without_the_key", ("thor-1",), hosts, THOR_PAIR))
+                      planned(engines.AGENT_WITHOUT_THE_KEY, ("thor-1",), hosts, THOR_PAIR))
     assert cause in message, message
     assert ("not running" in message) == (status == 0)
 
@@ -276,13 +275,13 @@ DEVICES = ("rocep1s0f1", "roceP2p1s0f1")
 def roce_check(hosts):
     """The check of spark-1 -> spark-2, its plan entry run in this process for that pair alone."""
     return (cx7_checks.test_roce_bandwidth_over_the_port, Pair(hosts["spark-1"], hosts["spark-2"]),
-            measure_in(SPARK_PAIR), planned("cx7.roce", ("spark-1", "spark-2"), hosts, SPARK_PAIR))
+            measure_in(SPARK_PAIR), planned(cx7.CX7_ROCE, ("spark-1", "spark-2"), hosts, SPARK_PAIR))
 
 
 def nccl_check(hosts):
     """The collective's check, its plan entry run in this process."""
     return (cx7_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR,
-            measure_in(SPARK_PAIR), planned("cx7.nccl", ("spark-1", "spark-2"), hosts, SPARK_PAIR))
+            measure_in(SPARK_PAIR), planned(cx7.CX7_NCCL, ("spark-1", "spark-2"), hosts, SPARK_PAIR))
 
 
 def test_roce_and_nccl_pass_on_good_runs(tmp_path):
@@ -335,7 +334,7 @@ def with_e2(actor_state: int | None = None, aggregator: int | None = None) -> st
 
 def bond_state(text: str) -> None:
     hosts = hosts_of(THOR_PAIR, {"thor-1": lambda command: Result(command, 0, text, "", 0.01)})
-    bond_checks.test_bond_state(hosts["thor-1"], planned("node.bond", ("thor-1",), hosts, THOR_PAIR))
+    bond_checks.test_bond_state(hosts["thor-1"], planned(lanes.NODE_BOND, ("thor-1",), hosts, THOR_PAIR))
 
 
 @pytest.mark.parametrize("state", [63, 61, 62])   # fast, slow, and a passive actor (no activity bit)

@@ -27,14 +27,19 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def test_the_checkout_keeps_every_contract():
     run = lint(REPO)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Contracts: 3 kept, 0 broken." in run.stdout
+    assert "Contracts: 5 kept, 0 broken." in run.stdout
 
 
 @pytest.mark.parametrize("planted, source, broken", [
     ("rackproof/report/planted.py", "from rackproof_sim import netns\n", "the product never imports the simulator"),
     ("rackproof/inventory_planted.py", "import pytest\n", "the library never imports pytest"),
     ("rackproof/probes/planted.py", "from .. import checks\n", "probes import nothing from the checks or the plugin"),
-], ids=["product imports sim", "library imports pytest", "probe imports checks"])
+    ("rackproof/measurements/planted.py", "from rackproof.plugin import planning\n",
+     "the plan's entries import nothing from the checks or the plugin"),
+    ("rackproof/report/planted.py", "from rackproof.measurements import lanes\n",
+     "only the plugin imports the plan's entries"),
+], ids=["product imports sim", "library imports pytest", "probe imports checks", "entry imports the plugin",
+        "library imports an entry"])
 def test_an_import_against_a_contract_breaks_it(tmp_path, planted, source, broken):
     ignore = shutil.ignore_patterns("__pycache__", "suite")
     shutil.copytree(REPO / "rackproof", tmp_path / "rackproof", ignore=ignore)
@@ -43,6 +48,6 @@ def test_an_import_against_a_contract_breaks_it(tmp_path, planted, source, broke
     run = lint(tmp_path)
     module = planted.removesuffix(".py").replace("/", ".")
     assert run.returncode == 1, run.stdout
-    assert "Contracts: 2 kept, 1 broken." in run.stdout
+    assert "Contracts: 4 kept, 1 broken." in run.stdout
     assert f"{broken}" in run.stdout.split("Broken contracts")[1]
     assert f"{module} -> " in run.stdout

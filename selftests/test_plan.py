@@ -12,10 +12,11 @@ import time
 
 import pytest
 
-from fixtures.plan import PLAN
-from rackproof import plan, portable, schedule
+from rackproof import checks, plan, portable, schedule
 from rackproof.inventory import FINISHED, load_inventory
 from rackproof.kinds import KINDS
+from rackproof.measurements import ALL, lanes, logins, nodes
+from rackproof.measurements.launcher import SPARKRUN_VERSION
 from rackproof.remote import Evidence, EvidenceLog, NodeUnreachable
 from rackproof.together import Part
 from selftests.suite import EXAMPLES, REPLAYS, run_suite
@@ -31,28 +32,31 @@ def test_a_test_id_names_its_check_and_target():
 
 
 def test_only_the_selected_checks_targets_are_measured_in_the_kinds_order():
+    named = {"test_lane_speed": [lanes.LANE_LINK], "test_lane_fec": [lanes.LANE_LINK, lanes.LANE_FEC],
+             "test_same_login_on_every_node": [nodes.NODE_LOGIN], "test_same_package_version": [nodes.NODES_PACKAGES]}
     ids = ["tests_physical/test_lanes.py::test_lane_speed[thor-2:mgbe1_0]",
            "tests_physical/test_lanes.py::test_lane_fec[thor-1:mgbe0_0]",
            "tests_ssh/test_ssh_mesh.py::test_same_login_on_every_node[thor-1]",
            # a check with a parameter of its own after its target's id
-           "tests_serving/test_versions.py::test_same_package_version[all-tensorrt-tensorrt_version]"]
-    assert plan.wanted(PLAN, ids, THOR5) == {"lane.link": [("thor-1", "mgbe0_0"), ("thor-2", "mgbe1_0")],
-                                             "lane.fec": [("thor-1", "mgbe0_0")], "node.login": [("thor-1",)],
-                                             "nodes.packages": [tuple(f"thor-{i}" for i in range(1, 6))]}
+           "tests_serving/test_versions.py::test_same_package_version[all-tensorrt-tensorrt_version]",
+           "tests_serving/test_sparkrun.py::test_sparkrun_runs_on_the_head[thor-1]"]   # none on a thor
+    assert plan.wanted(lambda test_id: named.get(plan.selected(test_id)[0], [SPARKRUN_VERSION]), ids, THOR5) == {
+        "lane.link": [("thor-1", "mgbe0_0"), ("thor-2", "mgbe1_0")], "lane.fec": [("thor-1", "mgbe0_0")],
+        "node.login": [("thor-1",)], "nodes.packages": [tuple(f"thor-{i}" for i in range(1, 6))]}
 
 
-def test_every_entry_names_checks_of_the_suite_that_ask_for_it():
-    """An entry no check judges, or a check that asks for a key no entry measures, is a mistake."""
+def test_each_check_names_its_entries_and_every_entry_is_judged():
+    """The plan's entries are what the checks name (in their body or a helper they call); every
+    entry is named by a check of the suite, once in ALL, under a key of its own."""
     from selftests.suite import REPO
-    everything = "\n".join(p.read_text() for p in REPO.glob("tests_*/test_*.py"))
-    for entry in PLAN:
-        for check in entry.checks:
-            assert f"def {check}(" in everything, (entry.key, check)
-        assert f'planned("{entry.key}")' in everything, entry.key
-    keys = {entry.key for entry in PLAN}
-    assert len(keys) == len(PLAN)
-    asked = set(re.findall(r'planned\("([^"]+)"\)', everything))
-    assert asked and asked <= keys, asked - keys
+    assert [e.key for e in checks.entries_named(REPO / "tests_physical/test_lanes.py", "test_lane_fec")] == \
+        ["lane.fec", "lane.link"]     # one in its body, one through its module's helper `linked`
+    assert checks.entries_named(REPO / "tests_network/test_bond.py", "test_bond_state") == (lanes.NODE_BOND,)
+    judged = {entry for path in REPO.glob("tests_*/test_*.py") for check in re.findall(r"^def (test_\w+)\(",
+                                                                                      path.read_text(), re.M)
+              for entry in checks.entries_named(path, check)}
+    assert judged == set(ALL)
+    assert len({entry.key for entry in ALL}) == len(ALL) > 50
 
 
 def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
@@ -65,7 +69,7 @@ def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
         time.sleep(seconds)
         seen.append((key, "end", time.monotonic()))
         return {value: Part(f"{key}:{value}", None, []) for value in values}
-    return plan.Entry(key, phase, kind, ("test_x",), gather)
+    return plan.Entry(key, phase, kind, gather)
 
 
 def test_phases_run_in_order_facts_together_serving_beside_and_loads_and_engines_one_after_another(tmp_path):
@@ -110,7 +114,7 @@ def test_engines_that_share_a_node_take_turns_and_the_others_go_at_once(tmp_path
     hosts = {node: node for node, _ in engines}
     ctx = plan.Context(THOR5, hosts, EvidenceLog(), tmp_path / "locks")
     together_ = threading.Barrier(3, timeout=5)
-    at_once = plan.one_per_node("e", plan.Phase.SERVING, "engine", ("test_x",),
+    at_once = plan.one_per_node("e", plan.Phase.SERVING, "engine",
                                 lambda engine, ctx: together_.wait() and engine.spec.model)
     assert all(part.error is None for part in at_once.gather(engines, ctx).values())   # one node each: at once
     running, most, lock = [], [], threading.Lock()
@@ -123,7 +127,7 @@ def test_engines_that_share_a_node_take_turns_and_the_others_go_at_once(tmp_path
         with lock:
             running.remove(engine.spec.model)
         return engine.spec.model
-    in_turn = plan.one_per_node("e", plan.Phase.SERVING, "engine", ("test_x",), alone, shares=lambda value: "one GPU")
+    in_turn = plan.one_per_node("e", plan.Phase.SERVING, "engine", alone, shares=lambda value: "one GPU")
     found = in_turn.gather(engines, ctx)
     assert [found[e].value for e in engines] == [model for _, model in engines] and max(most) == 1
 
@@ -137,12 +141,12 @@ def test_a_whole_cluster_fact_reads_every_node_at_once_and_names_the_first_that_
         if host in ("thor-3", "thor-2"):
             raise NodeUnreachable(host, "no route")
         return f"{host}: MAXN"
-    entry = plan.of_every_node("nodes.power_mode", plan.Phase.FACTS, "every_node", ("test_x",), read)
+    entry = plan.of_every_node("nodes.power_mode", plan.Phase.FACTS, "every_node", read)
     ctx = plan.Context(THOR5, {name: name for name in names}, EvidenceLog(), tmp_path / "locks")
     part = entry.gather([names], ctx)[names]
     assert str(part.error) == "thor-2 is unreachable: no route"      # the first in the inventory's order
     every_node.reset()
-    fine = plan.of_every_node("nodes.power_mode", plan.Phase.FACTS, "every_node", ("test_x",),
+    fine = plan.of_every_node("nodes.power_mode", plan.Phase.FACTS, "every_node",
                               lambda host, ctx: every_node.wait() is not None and f"{host}: MAXN")
     assert fine.gather([names], ctx)[names].value == {name: f"{name}: MAXN" for name in names}
 
@@ -184,8 +188,7 @@ def test_a_round_whose_nodes_another_run_holds_is_not_measured_and_says_so(tmp_p
     locks = tmp_path / "locks"
     monkeypatch.setattr(schedule, "LOCK_WAIT_S", 0.2)
     calls = []
-    entry = plan.in_rounds("lane.one_stream", "link_pair", ("test_iperf3_one_stream",),
-                           lambda s, d, ctx: calls.append((s, d)))
+    entry = plan.in_rounds("lane.one_stream", "link_pair", lambda s, d, ctx: calls.append((s, d)))
     with held_by_another_run(locks, "thor-1"):
         # the thor-1 -> thor-2 round waits for the other run's lock, at most its bound
         measured = entry.gather([("thor-1", "thor-2")], plan.Context(THOR5, {"thor-1": "h1", "thor-2": "h2"},
@@ -275,15 +278,14 @@ class _BusySshd:
 
 
 def test_sshd_not_reached_by_the_nodes_own_ssh_is_asked_again_then_cut_short(monkeypatch, tmp_path):
-    from fixtures import plan as entries
     from rackproof.remote import NoAnswer
-    monkeypatch.setattr(entries, "SSHD_ASKED_AGAIN_AFTER", (0.01, 0.01))
+    monkeypatch.setattr(logins, "SSHD_ASKED_AGAIN_AFTER", (0.01, 0.01))
     ctx = plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks")
     slow = _BusySshd(unreached=2)     # a busy rack's handshake: the third ask reaches sshd
-    assert entries._offered_methods(slow, ctx) == {"10.10.0.11": ("publickey",)} and slow.asked == 3
+    assert logins._offered_methods(slow, ctx) == {"10.10.0.11": ("publickey",)} and slow.asked == 3
     never = _BusySshd(unreached=5)    # never reached: not known, never a failure of the node
     with pytest.raises(NoAnswer, match=r"thor-1: `ssh .*10\.10\.0\.11 true 2>&1` did not reach sshd \(ssh: "
                                        r"Connection timed out during banner exchange\), asked 3 times: whether it "
                                        r"takes passwords is not known"):
-        entries._offered_methods(never, ctx)
+        logins._offered_methods(never, ctx)
     assert never.asked == 3

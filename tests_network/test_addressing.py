@@ -4,12 +4,14 @@ import pytest
 
 from rackproof import addressing
 from rackproof.failure import Failure, NotVerified
+from rackproof.measurements.nodes import NODES_INTERFACES, NODE_HOSTNAME, NODE_INTERFACES, NODE_NAMES, NODE_PATH_MTU, \
+    NODE_ROUTES
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
 
 def test_hostname_is_the_inventory_name(node, planned):
-    found = planned("node.hostname")
+    found = planned(NODE_HOSTNAME)
     if found != node.name:
         raise Failure(node.name, "hostname", node.name, found,
                       f"set it once with: sudo hostnamectl set-hostname {node.name}")
@@ -17,7 +19,7 @@ def test_hostname_is_the_inventory_name(node, planned):
 def test_cluster_address_on_the_cluster_interface(cluster_node, inventory, planned):
     spec = cluster_node.spec
     expected_iface = inventory.cluster_interface(spec)
-    interfaces = planned("node.interfaces")
+    interfaces = planned(NODE_INTERFACES)
     holders = {i.name: a for i in interfaces.values() for a in i.addresses if a.local == spec.ip}
     if not holders:
         raise Failure(spec.name, "cluster address", f"{spec.address} on {expected_iface}", "it on no interface",
@@ -35,7 +37,7 @@ def test_cluster_address_on_the_cluster_interface(cluster_node, inventory, plann
 
 def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory, planned):
     peers = [n for n in inventory.nodes if n.address]
-    resolved = planned("node.names")
+    resolved = planned(NODE_NAMES)
     wrong = {n.name: resolved.get(n.name, ()) for n in peers if n.ip not in resolved.get(n.name, ())}
     if wrong:
         raise Failure(cluster_node.name, "/etc/hosts does not map every node to its cluster address: " + "; ".join(
@@ -46,7 +48,7 @@ def test_every_name_resolves_to_its_cluster_address(cluster_node, inventory, pla
 def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, inventory, planned):
     expected = inventory.cluster_interface(cluster_node.spec)
     peers = [n for n in inventory.nodes if n.address and n.name != cluster_node.name]
-    routes = planned("node.routes")
+    routes = planned(NODE_ROUTES)
     wrong = {p.name: routes[p.ip] for p in peers if routes[p.ip].dev != expected}
     if wrong:
         raise Failure(cluster_node.name, "traffic to " + "; ".join(
@@ -55,7 +57,7 @@ def test_route_to_each_peer_leaves_by_the_cluster_interface(cluster_node, invent
             cause="the cluster address has the wrong prefix, or a route for 10.10.0.0/24 points at the house port")
 
 def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory, planned):
-    mtus, interfaces = {}, planned("nodes.interfaces")
+    mtus, interfaces = {}, planned(NODES_INTERFACES)
     for host in cluster_network:
         iface = inventory.cluster_interface(host.spec)
         found = interfaces[host.name].get(iface)
@@ -71,14 +73,14 @@ def test_mtu_is_the_same_on_every_cluster_interface(cluster_network, inventory, 
                       cause="jumbo frames set on some nodes only; a mismatch drops large packets silently")
 
 def test_packets_of_the_mtu_cross_whole_and_no_larger(cluster_node, planned):
-    problems = planned("node.path_mtu")
+    problems = planned(NODE_PATH_MTU)
     if problems:
         raise Failure(cluster_node.name, "packets of the MTU with don't-fragment (ping -M do): " + "; ".join(problems),
                       cause="set the same MTU on every cluster interface and the switch ports (jumbo frames)")
 
 
 def test_cluster_addresses_are_unique(cluster_network, planned):
-    found = addressing.clashes([h.spec for h in cluster_network], planned("nodes.interfaces"))
+    found = addressing.clashes([h.spec for h in cluster_network], planned(NODES_INTERFACES))
     if found:
         raise Failure("", "; ".join(map(str, found)), cause="an address copied from another node's nmcli line or "
                       "netplan file; two holders answer ARP in turn, so pings, routes, iperf3 and SSH to that address "

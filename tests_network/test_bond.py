@@ -4,6 +4,7 @@ import pytest
 
 from rackproof import bondrate, disrupt, traffic
 from rackproof.failure import Failure, judge
+from rackproof.measurements.lanes import NODE_BOND
 from rackproof.references import reference
 
 pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
@@ -11,7 +12,7 @@ pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
 
 def test_bond_state(bonded_node, planned):
     spec = bonded_node.spec.bond
-    bond = planned("node.bond")
+    bond = planned(NODE_BOND)
     where = f"{bonded_node.name} {spec.name}"
     if "802.3ad" not in bond.mode:
         raise Failure(where, "bonding mode", "IEEE 802.3ad Dynamic link aggregation", bond.mode,

@@ -7,13 +7,15 @@ import pytest
 
 from rackproof.capabilities import CLOSED_NETWORK
 from rackproof.failure import Failure
+from rackproof.measurements.logins import NODE_OFFERED_METHODS
+from rackproof.measurements.nodes import NODE_FORWARDING, NODE_LISTENING_OPENLY
 
 pytestmark = [pytest.mark.step(9), pytest.mark.capability(CLOSED_NETWORK)]
 
 
 def test_node_does_not_forward(network_node, inventory, planned):
     node = network_node
-    forwarding = {key: value for key, value in planned("node.forwarding").items() if value != "0"}
+    forwarding = {key: value for key, value in planned(NODE_FORWARDING).items() if value != "0"}
     if forwarding:
         interface = inventory.cluster_interface(node.spec) or ", ".join(c.name for c in node.spec.cx7)
         raise Failure(node.name, f"forwards packets between its cluster interface ({interface}) and its other "
@@ -24,7 +26,7 @@ def test_node_does_not_forward(network_node, inventory, planned):
 
 def test_nothing_unexpected_listens(network_node, planned):
     node = network_node
-    found = planned("node.listening_openly")
+    found = planned(NODE_LISTENING_OPENLY)
     if found:
         raise Failure(node.name, "listening on a cluster address or on every address: " + ", ".join(
             f"{l.process or 'an unnamed process'} (pid {l.pid}) on {l.local_address}:{l.port}/{l.proto}"
@@ -35,7 +37,7 @@ def test_nothing_unexpected_listens(network_node, planned):
 
 def test_password_login_is_off(network_node, planned):
     node = network_node
-    offered = planned("node.offered_methods")
+    offered = planned(NODE_OFFERED_METHODS)
     open_ = {address: methods for address, methods in offered.items()
              if {"password", "keyboard-interactive"} & set(methods)}
     if open_:

@@ -9,6 +9,8 @@ import pytest
 from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, NotVerified, judge
+from rackproof.measurements.cx7 import CX7_ADDRESSES, CX7_LINK, CX7_NCCL, CX7_NODE_NETPLAN, CX7_PEER_PINGS, CX7_RDMA, \
+    CX7_ROCE
 from rackproof.probes.netplan import CX7_NETPLAN
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
@@ -16,7 +18,7 @@ pytestmark = pytest.mark.capability(MULTI_NODE)
 
 @pytest.mark.step(1)
 def test_cx7_interface_up(cx7, planned):
-    links = planned("cx7.rdma")
+    links = planned(CX7_RDMA)
     found = links.get(cx7.spec.name)
     if found is None:
         raise Failure(cx7.where, "ibdev2netdev", f"a line for {cx7.spec.name}", "none; it lists " + ", ".join(sorted(links)),
@@ -31,7 +33,7 @@ def test_cx7_interface_up(cx7, planned):
 
 @pytest.mark.step(2)
 def test_cx7_address(cx7, planned):
-    iface = planned("cx7.addresses").get(cx7.spec.name)
+    iface = planned(CX7_ADDRESSES).get(cx7.spec.name)
     found = [f"{a.local}/{a.prefixlen}" for a in iface.addresses if a.family == "inet"] if iface else []
     if cx7.spec.address not in found:
         raise Failure(cx7.where, "IPv4 address", cx7.spec.address, ", ".join(found) or "none",
@@ -40,7 +42,7 @@ def test_cx7_address(cx7, planned):
 
 @pytest.mark.step(3)
 def test_cx7_speed(cx7, inventory, planned):
-    link = planned("cx7.link")
+    link = planned(CX7_LINK)
     expected = inventory.expect.cx7_speed_mbps
     if not (link.link_detected and link.speed_mbps == expected):
         raise Failure(cx7.where, "ethtool speed", f"{expected}Mb/s with link",
@@ -55,7 +57,7 @@ def test_cx7_ping_on_its_subnet(cx7, inventory, measure, planned):
     if not peers:
         raise NotVerified(cx7.where, "ping on its CX7 subnet", f"no other node has a CX7 interface on the subnet of "
                           f"{cx7.spec.address} in the inventory", "list the peer's CX7 interface on this subnet")
-    replies = planned("cx7.peer_pings")
+    replies = planned(CX7_PEER_PINGS)
     for node, c in peers:
         if (r := replies.get(c.ip)) is None:
             raise NotVerified(f"{cx7.where} -> {node.name} {c.name} ({c.ip})", "ping on its CX7 subnet",
@@ -75,7 +77,7 @@ def test_roce_bandwidth_over_the_port(cx7_pair, measure, planned):
     links = addressing.cx7_links(src.spec, dst.spec)
     if not links:
         raise Failure(link_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
-    results = planned("cx7.roce")
+    results = planned(CX7_ROCE)
     names = [f"{s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
     for name, r in zip(names, results):
         measure("roce.link", f"{src.name} {name}", r.gbits_average, "Gb/s")
@@ -96,7 +98,7 @@ def test_roce_bandwidth_over_the_port(cx7_pair, measure, planned):
 def test_nccl_across_the_nodes(cx7_cluster, inventory, measure, planned):
     nodes = [h.spec for h in cx7_cluster]
     iface = nodes[0].cx7[0].name
-    result = planned("cx7.nccl")
+    result = planned(CX7_NCCL)
     if len(result.distinct_hosts) != len(nodes):
         raise Failure(inventory.expect.nccl_test, f"ranks ran on {', '.join(result.distinct_hosts)}, not on every "
                       "node: MPI did not run one job across the nodes", cause="wrong -H addresses, or no "
@@ -114,7 +116,7 @@ def test_nccl_across_the_nodes(cx7_cluster, inventory, measure, planned):
 def test_netplan_file_persists_the_cx7_addresses(cx7_node, planned):
     node = cx7_node
     names = [c.name for c in node.spec.cx7]
-    found, files, trapped, at_run_time = planned("cx7_node.netplan")
+    found, files, trapped, at_run_time = planned(CX7_NODE_NETPLAN)
     if found is None:
         raise Failure(node.name, f"{CX7_NETPLAN} does not exist: the addresses were set with ip addr add and are lost "
                       "at the next reboot")

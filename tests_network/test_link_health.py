@@ -8,13 +8,14 @@ import pytest
 
 from rackproof import capabilities, linkhealth
 from rackproof.failure import judge
+from rackproof.measurements.lanes import LANE_COUNTERS_UNDER_LOAD
 
 
 @pytest.mark.step(3)
 @pytest.mark.after_load
 def test_lane_error_counters_under_load(loaded_lane, inventory, measure, guards, planned):
     guards(*capabilities.lane(inventory, loaded_lane.host.spec))
-    change = planned("lane.counters_under_load")
+    change = planned(LANE_COUNTERS_UNDER_LOAD)
     linkhealth.fail_on_errors(change, loaded_lane.where)   # not verified without the counters it judges
     m = measure("lane.fec_corrected", loaded_lane.where, change.corrected_per_gb, "blocks/GB")
     judge(m, loaded_lane.where, linkhealth.CAUSES, also=change.describe())

@@ -4,6 +4,7 @@ import pytest
 
 from rackproof import addressing
 from rackproof.failure import Failure, NotVerified
+from rackproof.measurements.nodes import NODE_PEER_PINGS
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]
 
@@ -13,7 +14,7 @@ def test_reaches_every_peer(cluster_node, inventory, measure, planned):
     if not peers:
         raise NotVerified(cluster_node.name, "reaching its peers", "the inventory names no other node with a cluster "
                           "address", "add the other nodes to the inventory")
-    replies = planned("node.peer_pings")
+    replies = planned(NODE_PEER_PINGS)
     if unpinged := [f"{name} ({ip})" for ip, name in peers.items() if ip not in replies]:
         raise NotVerified(cluster_node.name, "reaching its peers", f"no ping of {', '.join(unpinged)} was made",
                           "run the check again")

@@ -12,6 +12,8 @@ import pytest
 
 from rackproof import changes
 from rackproof.failure import Failure
+from rackproof.measurements.cx7 import CX7_NODE_BACKUPS, CX7_NODE_MANAGEMENT_PATH
+from rackproof.measurements.nodes import NODE_SNAPSHOT
 from rackproof.probes.netplan import CX7_NETPLAN
 
 READY = pytest.mark.capability("a rollback that keeps the management path")
@@ -20,7 +22,7 @@ READY = pytest.mark.capability("a rollback that keeps the management path")
 @pytest.mark.against_snapshot
 @pytest.mark.capability("the cluster as it was before the change", blocks=True)
 def test_nothing_changed_since_the_snapshot(node, snapshot_before, planned):
-    found = changes.of_node(snapshot_before, node.name, planned("node.snapshot"))
+    found = changes.of_node(snapshot_before, node.name, planned(NODE_SNAPSHOT))
     if found:
         raise Failure(node.name, f"{len(found)} difference{'s' * (len(found) != 1)} from the snapshot taken "
                       f"{snapshot_before.get('taken', 'before the change')}",
@@ -34,7 +36,7 @@ def test_nothing_changed_since_the_snapshot(node, snapshot_before, planned):
 @pytest.mark.needs("rollback")
 def test_cx7_netplan_files_are_backed_up(cx7_node, inventory, planned):
     folder = inventory.inventory.rollback.backup_dir
-    live, naming, backups = planned("cx7_node.backups")
+    live, naming, backups = planned(CX7_NODE_BACKUPS)
     problems = [f"{path} cannot be read by the login: whether it names a CX7 interface is not known"
                 for path in naming.unreadable]
     for path in dict.fromkeys(p for p in (CX7_NETPLAN, *naming.naming) if p in live):
@@ -57,7 +59,7 @@ def test_cx7_netplan_files_are_backed_up(cx7_node, inventory, planned):
 @pytest.mark.step(2)
 @pytest.mark.platform("spark")
 def test_management_path_does_not_ride_on_the_cx7_link(cx7_node, planned):
-    seen, route = planned("cx7_node.management_path")
+    seen, route = planned(CX7_NODE_MANAGEMENT_PATH)
     if seen is None:
         if cx7_node.spec.local:
             pytest.skip(f"the controller runs on {cx7_node.name}: it needs no way in")

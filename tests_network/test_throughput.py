@@ -9,6 +9,7 @@ import pytest
 
 from rackproof import bondrate, pathmtu, traffic
 from rackproof.failure import Failure, judge
+from rackproof.measurements.lanes import BOND_FOUR_STREAMS, LANE_ONE_STREAM
 from rackproof.references import reference
 
 SLOW_CAUSES = ("a lane negotiated 10G (switch port group or the Thor's flash-time 25G setting), a cable or "
@@ -23,7 +24,7 @@ def _figures(r) -> str:
 @pytest.mark.capability("cluster network bandwidth")
 def test_iperf3_one_stream(link_pair, inventory, measure, planned):
     src, dst = link_pair.src, link_pair.dst
-    runs = planned("lane.one_stream")
+    runs = planned(LANE_ONE_STREAM)
     result = traffic.best(runs)
     for other in runs:
         if other is not result:   # the short attempt, kept for the report
@@ -50,7 +51,7 @@ def test_iperf3_bonded_four_streams(link_pair, inventory, measure, planned):
     if not (inventory.bonded(src.spec) and inventory.bonded(dst.spec)):
         pytest.skip(f"{link_pair.where}: not both bonded in the inventory")
     lanes = bondrate.lanes_of(src.spec, dst.spec)
-    run = bondrate.BondedRate.of(src, dst, inventory, planned("bond.four_streams"))
+    run = bondrate.BondedRate.of(src, dst, inventory, planned(BOND_FOUR_STREAMS))
     for other in run.others:   # the attempt with streams sharing a lane, kept for the report
         measure("bond.rate.other_attempt", link_pair.where, other.received_bps, "bit/s")
     m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)

@@ -6,17 +6,19 @@ import pytest
 
 from rackproof import cabling
 from rackproof.capabilities import CABLING
+from rackproof.measurements.cx7 import CX7_HEARD
+from rackproof.measurements.lanes import LANE_HEARD
 
 pytestmark = [pytest.mark.step(1), pytest.mark.capability(CABLING, blocks=True)]
 
 
 @pytest.mark.platform("thor")
 def test_lane_is_in_its_planned_port(lane, inventory, planned):
-    cabling.check_lane(inventory, lane.host.spec, lane.spec, planned("lane.heard"))
+    cabling.check_lane(inventory, lane.host.spec, lane.spec, planned(LANE_HEARD))
 
 
 @pytest.mark.platform("spark")
 def test_cx7_cable_joins_the_planned_ports(cx7, inventory, planned):
     if not cabling.far_ends(inventory, cx7.host.spec, cx7.spec):
         pytest.skip("the inventory names no node at the far end of this cable (no peer on its subnet)")
-    cabling.check_cx7(inventory, cx7.host.spec, cx7.spec, planned("cx7.heard"))
+    cabling.check_cx7(inventory, cx7.host.spec, cx7.spec, planned(CX7_HEARD))

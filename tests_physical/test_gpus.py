@@ -5,17 +5,18 @@ import pytest
 
 from rackproof import gpus
 from rackproof.capabilities import FULL_SPEED
+from rackproof.measurements.nodes import NODES_POWER_MODE, NODE_CLOCKS, NODE_GPUS
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(FULL_SPEED)]
 
 
 def test_gpus_seen_by_the_driver(node, inventory, planned):
-    gpus.gpus_seen(node.name, planned("node.gpus"), inventory.expect)
+    gpus.gpus_seen(node.name, planned(NODE_GPUS), inventory.expect)
 
 
 @pytest.mark.platform("thor")
 def test_same_power_mode(every_node, inventory, planned):
-    if problem := gpus.same_power_mode(planned("nodes.power_mode"), inventory.expect.power_mode):
+    if problem := gpus.same_power_mode(planned(NODES_POWER_MODE), inventory.expect.power_mode):
         raise problem
 
 
@@ -23,5 +24,5 @@ def test_same_power_mode(every_node, inventory, planned):
 def test_clocks_locked(node, inventory, planned, facts):
     if not inventory.expect.clocks_locked:
         pytest.skip("the inventory does not ask for locked clocks ([expect] clocks_locked)")
-    if left_out := gpus.clocks_locked(node.name, planned("node.clocks")):
+    if left_out := gpus.clocks_locked(node.name, planned(NODE_CLOCKS)):
         facts(node.name, "clocks locked", left_out)

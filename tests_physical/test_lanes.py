@@ -4,6 +4,7 @@ import pytest
 
 from rackproof import capabilities
 from rackproof.failure import SLOW_LANE_CAUSES, Failure
+from rackproof.measurements.lanes import LANE_FEC, LANE_LINK
 
 
 @pytest.fixture(autouse=True)
@@ -13,7 +14,7 @@ def _lane_capability(lane, inventory, guards):
 
 @pytest.mark.step(1)
 def test_lane_link_detected(lane, planned):
-    link = planned("lane.link")
+    link = planned(LANE_LINK)
     if not link.link_detected:
         found = "no" if link.link_detected is False else "not reported"
         raise Failure(
@@ -25,7 +26,7 @@ def test_lane_link_detected(lane, planned):
 def linked(lane, planned):
     """ethtool facts of a lane that has a link; a dead lane is failed by test_lane_link_detected,
     and its speed and FEC cannot be judged until it links."""
-    link = planned("lane.link")
+    link = planned(LANE_LINK)
     if not link.link_detected:
         pytest.skip(f"{lane.where} has no link (see test_lane_link_detected); speed and FEC are judged once it links")
     return link
@@ -45,7 +46,7 @@ def test_lane_speed(lane, inventory, planned):
 def test_lane_fec(lane, inventory, planned):
     expected = inventory.switch.fec
     linked(lane, planned)
-    fec = planned("lane.fec")
+    fec = planned(LANE_FEC)
     if expected not in fec.active:
         raise Failure(lane.where, "active FEC mode (ethtool --show-fec)", f"{expected}, as set on the switch port",
                       ", ".join(fec.active) or "none reported",

@@ -6,6 +6,8 @@ import pytest
 
 from rackproof import capabilities, serving
 from rackproof.failure import Failure, judge
+from rackproof.measurements.engines import AGENT_COMPARISON, AGENT_MODELS, AGENT_PROCESS, AGENT_STREAM, \
+    AGENT_WITHOUT_THE_KEY
 from rackproof.probes.agent import DEFAULT_LISTEN
 
 pytestmark = pytest.mark.step(6)
@@ -15,7 +17,7 @@ AGENT_CAPABILITY = pytest.mark.capability("the agent: one address and one key fo
 
 @AGENT_CAPABILITY
 def test_agent_routes_exactly_the_inventory_engines(agent, inventory, planned):
-    process = planned("agent.process")
+    process = planned(AGENT_PROCESS)
     if not process:
         raise Failure(agent.name, f"no {inventory.agent.process} process is running", cause="it was not started, "
                       "or exited (a bad --engine argument, the port already taken)")
@@ -37,7 +39,7 @@ def test_agent_routes_exactly_the_inventory_engines(agent, inventory, planned):
 @AGENT_CAPABILITY
 @pytest.mark.parametrize("auth", ["no key", "a wrong key"])
 def test_agent_refuses_requests_without_the_key(agent, inventory, auth, planned):
-    response = planned("agent.without_the_key")[auth]
+    response = planned(AGENT_WITHOUT_THE_KEY)[auth]
     if response.status not in (401, 403):
         raise Failure(f"{agent.name} agent at {inventory.agent.listen}",
                       f"a request with {auth} was answered {response.status or 'nothing'}",
@@ -45,7 +47,7 @@ def test_agent_refuses_requests_without_the_key(agent, inventory, auth, planned)
 
 @AGENT_CAPABILITY
 def test_agent_lists_every_model_with_the_key(agent, inventory, planned):
-    response, models = planned("agent.models")
+    response, models = planned(AGENT_MODELS)
     if response.status != 200:
         raise Failure(f"{agent.name} agent at {inventory.agent.listen}", f"GET /v1/models with the key answered "
                       f"{response.status or 'nothing'}: {response.text[:200].strip()}",
@@ -60,7 +62,7 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, measure, guar
     model = routed_engine.spec.model
     guards(*capabilities.serving(model))
     agent = hosts[inventory.agent.node]
-    chat = planned("agent.stream")
+    chat = planned(AGENT_STREAM)
     where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
             f"{routed_engine.spec.port})"
     if chat.problem is not None:
@@ -80,7 +82,7 @@ def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, h
     remote = local_and_remote.spec
     guards(*capabilities.serving(remote.model))
     agent = hosts[inventory.agent.node]
-    through_agent, on_agent_node = planned("agent.comparison")
+    through_agent, on_agent_node = planned(AGENT_COMPARISON)
     if through_agent.problem is not None:
         raise Failure(f"{remote.model} on {remote.node} through the agent", f"no rate to compare: "
                       f"{through_agent.problem}", cause=serving.agent_chat_cause(agent, through_agent,

@@ -5,6 +5,7 @@ import pytest
 
 from rackproof import capabilities, serving
 from rackproof.failure import Failure
+from rackproof.measurements.engines import ENGINE_ANSWERS, ENGINE_LISTENERS
 from rackproof.probes.sockets import scope
 
 pytestmark = pytest.mark.step(5)
@@ -18,7 +19,7 @@ def _serving_capability(engine, guards):
 def test_engine_listens_on_its_cluster_address(engine, inventory, planned):
     expected = inventory.engine_listen(engine.spec)
     port = engine.spec.port
-    listeners = [l for l in planned("engine.listeners") if l.port == port]
+    listeners = [l for l in planned(ENGINE_LISTENERS) if l.port == port]
     addresses = sorted({l.local_address for l in listeners})
     if not listeners:
         raise Failure(engine.where, f"nothing listens on port {port} of {engine.host.name}", cause="the engine "
@@ -37,7 +38,7 @@ def test_engine_listens_on_its_cluster_address(engine, inventory, planned):
                       ", ".join(f"{a}:{port}" for a in addresses), "the server was started with another --host")
 
 def test_engine_answers_from_the_agent_node(engine, measure, planned):
-    answers = planned("engine.answers")
+    answers = planned(ENGINE_ANSWERS)
     response, models = answers.models, answers.listed
     seen_from = f"(from {answers.via})"
     if response.status != 200:

@@ -7,13 +7,15 @@ import pytest
 from rackproof import slurm
 from rackproof.capabilities import SCHEDULED_JOBS
 from rackproof.failure import Failure
+from rackproof.measurements.jobs import NODE_CLOCK, NODE_MUNGE_DECODED, NODE_SLURM_CONTROLLERS, NODE_SLURM_JOB, \
+    SLURM_PARTITION
 from rackproof.probes.slurm import slurm_time_hours
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capability(SCHEDULED_JOBS)]
 
 
 def test_node_reaches_the_controller(node, inventory, planned):
-    controllers = planned("node.slurm_controllers")
+    controllers = planned(NODE_SLURM_CONTROLLERS)
     if not any(c.up for c in controllers):
         refused = slurm.refused_by_munge(node, inventory.slurm.controller, inventory.ssh.connect_timeout)
         raise Failure(node.name, "scontrol ping", "the controller UP",
@@ -25,7 +27,7 @@ def test_node_reaches_the_controller(node, inventory, planned):
 
 def test_node_takes_jobs(node, hosts, inventory, planned):
     controller = hosts[inventory.slurm.controller]
-    state, result = planned("node.slurm_job")
+    state, result = planned(NODE_SLURM_JOB)
     if state is None:
         raise Failure(node.name, "not a node of Slurm (sinfo does not list it)",
                       cause=f"add NodeName={node.name} to slurm.conf on every node and restart slurmctld")
@@ -48,7 +50,7 @@ def test_node_takes_jobs(node, hosts, inventory, planned):
 
 
 def test_partition_has_a_time_limit(slurm_controller, inventory, planned):
-    max_time = planned("slurm.partition").get("MaxTime", "UNLIMITED")
+    max_time = planned(SLURM_PARTITION).get("MaxTime", "UNLIMITED")
     hours, wanted = slurm_time_hours(max_time), inventory.slurm.max_time_hours
     if hours is None or (wanted is not None and hours > wanted):
         raise Failure(f"partition {inventory.slurm.partition}", "MaxTime",
@@ -59,7 +61,7 @@ def test_partition_has_a_time_limit(slurm_controller, inventory, planned):
 
 def test_munge_credentials_decode_on_the_controller(node, inventory, planned):
     controller = inventory.slurm.controller
-    decoded = planned("node.munge_decoded")
+    decoded = planned(NODE_MUNGE_DECODED)
     if not decoded.ok:
         finding = slurm.munge_finding(node.name, controller, decoded)
         raise Failure(node.name, f"a munge credential made on {node.name}, decoded on {controller}", "Success (0)",
@@ -67,4 +69,4 @@ def test_munge_credentials_decode_on_the_controller(node, inventory, planned):
 
 
 def test_clock_within_munges_limit(node, inventory, planned):
-    slurm.clock_within_munges_limit(node.name, planned("node.clock"), inventory.expect.time_source == "local")
+    slurm.clock_within_munges_limit(node.name, planned(NODE_CLOCK), inventory.expect.time_source == "local")

@@ -11,6 +11,8 @@ import pytest
 from rackproof import sparkrun
 from rackproof.capabilities import MULTI_NODE, SPARKRUN
 from rackproof.failure import Failure, together
+from rackproof.measurements.launcher import SPARKRUN_DEFINITION, SPARKRUN_FABRIC, SPARKRUN_IMAGE, \
+    SPARKRUN_SETUP_CHECK, SPARKRUN_VERSION
 
 pytestmark = [pytest.mark.platform("spark"), pytest.mark.needs("sparkrun"), pytest.mark.step(5)]
 
@@ -37,7 +39,7 @@ def _placed(written, interfaces, inventory):
 
 @pytest.mark.capability(SPARKRUN)
 def test_sparkrun_runs_on_the_head(sparkrun_head, planned):
-    if planned("sparkrun.version") is None:
+    if planned(SPARKRUN_VERSION) is None:
         raise Failure(sparkrun_head.name, "sparkrun is not installed on the head (node_0): nothing can be launched",
                       cause="install it on the head with Python 3.12 (pip install sparkrun, or the Cordatus wizard's "
                             "'Install now'), on the login's PATH")
@@ -45,7 +47,7 @@ def test_sparkrun_runs_on_the_head(sparkrun_head, planned):
 
 @pytest.mark.capability(SPARKRUN)
 def test_the_definition_lists_the_nodes_head_first(sparkrun_head, inventory, planned):
-    found = planned("sparkrun.definition")
+    found = planned(SPARKRUN_DEFINITION)
     definition = _definition(sparkrun_head, found, inventory)
     failure = together(sparkrun.definition_differences(f"{sparkrun_head.name} sparkrun cluster {definition.name}",
                                                        definition, _placed(definition.hosts, found[2], inventory),
@@ -56,7 +58,7 @@ def test_the_definition_lists_the_nodes_head_first(sparkrun_head, inventory, pla
 
 @pytest.mark.capability(MULTI_NODE)
 def test_the_multi_node_path_uses_cx7_addresses(sparkrun_fabric, inventory, planned):
-    found = planned("sparkrun.fabric")
+    found = planned(SPARKRUN_FABRIC)
     definition = _definition(sparkrun_fabric, found, inventory)
     where = f"{sparkrun_fabric.name} sparkrun cluster {definition.name}"
     off_cx7 = [h for h in _placed(definition.hosts, found[2], inventory) if not h.cx7]
@@ -76,7 +78,7 @@ def test_the_multi_node_path_uses_cx7_addresses(sparkrun_fabric, inventory, plan
 @pytest.mark.capability(SPARKRUN)
 def test_the_image_is_on_the_head(sparkrun_image, planned):
     head, image = sparkrun_image.host, sparkrun_image.image
-    found = planned("sparkrun.image")
+    found = planned(SPARKRUN_IMAGE)
     if found.unusable:
         raise Failure(head.name, f"cannot look for {image}: {found.unusable}",
                       cause="sparkrun starts its recipes' containers with the login's Docker on the head: "
@@ -90,7 +92,7 @@ def test_the_image_is_on_the_head(sparkrun_image, planned):
 @pytest.mark.capability(SPARKRUN)
 def test_sparkrun_setup_check_finds_no_gap(sparkrun_node, hosts, inventory, warn, guards, planned):
     head = hosts[inventory.nodes[0].name]
-    version, definition, report, interfaces = planned("sparkrun.setup_check")
+    version, definition, report, interfaces = planned(SPARKRUN_SETUP_CHECK)
     definition = _definition(head, (version, definition), inventory)
     if report is None:
         raise Failure(head.name, f"sparkrun setup check does not know cluster {definition.name}")

@@ -8,6 +8,8 @@ import pytest
 from rackproof import sharing
 from rackproof.capabilities import PRIVATE_SLICES
 from rackproof.failure import Failure
+from rackproof.measurements.holders import NODE_HOLDER_ACCOUNTS, NODE_HOLDER_HOMES, NODE_HOLDER_PROCESSES, \
+    NODE_HOLDER_SUDO, NODE_USER_JOBS
 
 pytestmark = [pytest.mark.step(9), pytest.mark.needs("slices"), pytest.mark.capability(PRIVATE_SLICES)]
 
@@ -21,7 +23,7 @@ def test_reservations_do_not_overlap(every_node, inventory):
 
 
 def test_holders_have_logins(node, inventory, planned):
-    accounts = planned("node.holder_accounts")
+    accounts = planned(NODE_HOLDER_ACCOUNTS)
     missing = [login for login, account in accounts.items() if account is None]
     if missing:
         reserved = sorted({r.person for r in inventory.slices.reservations if r.node == node.name} & set(missing))
@@ -31,7 +33,7 @@ def test_holders_have_logins(node, inventory, planned):
 
 
 def test_only_the_holder_runs_during_a_window(node, inventory, planned):
-    clock, processes = planned("node.holder_processes")
+    clock, processes = planned(NODE_HOLDER_PROCESSES)
     holding = sharing.holding_now(inventory.slices.reservations, node.name, clock)
     others = [p for p in processes
               if p.user in inventory.slices.holders and p.user not in {r.person for r in holding}]
@@ -44,7 +46,7 @@ def test_only_the_holder_runs_during_a_window(node, inventory, planned):
 
 def test_every_job_has_a_time_limit(node, planned):
     problems = []
-    jobs = planned("node.user_jobs")
+    jobs = planned(NODE_USER_JOBS)
     for login, units in jobs.items():
         problems += [f"{unit} of {login}" for unit in sharing.without_time_limit(units)]
     if problems:
@@ -54,7 +56,7 @@ def test_every_job_has_a_time_limit(node, planned):
 
 
 def test_slice_holders_have_no_sudo(node, planned):
-    with_sudo = {login: rules for login, rules in planned("node.holder_sudo").items() if rules}
+    with_sudo = {login: rules for login, rules in planned(NODE_HOLDER_SUDO).items() if rules}
     if with_sudo:
         raise Failure(node.name, "slice holders with sudo: " + "; ".join(
             f"{login} may run {', '.join(rules)}" for login, rules in with_sudo.items()),
@@ -63,7 +65,7 @@ def test_slice_holders_have_no_sudo(node, planned):
 
 
 def test_homes_are_private(node, planned):
-    accounts, modes = planned("node.holder_homes")
+    accounts, modes = planned(NODE_HOLDER_HOMES)
     problems = []
     for login, account in accounts.items():
         found = modes[account.home]

@@ -4,6 +4,8 @@ import pytest
 
 from rackproof.capabilities import MULTI_NODE, SSH_MESH
 from rackproof.failure import Failure
+from rackproof.measurements.logins import CX7_PAIR_SSH, PAIR_SSH
+from rackproof.measurements.nodes import NODE_LOGIN
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.sshcheck import classify_ssh_failure, unreached_host
 
@@ -13,7 +15,7 @@ pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
 
 @pytest.mark.step(4)
 def test_passwordless_ssh(pair, inventory, guards, planned):
-    result = planned("pair.ssh")
+    result = planned(PAIR_SSH)
     unreached = unreached_host(result.stderr) if not result.ok else None
     led_to = pair.src.read(GETENT_HOSTS, names=[unreached]).get(unreached, ()) if unreached else ()
     address = next((a for a in led_to if a in {c.ip for c in pair.dst.spec.cx7}), None)
@@ -38,7 +40,7 @@ def test_passwordless_ssh(pair, inventory, guards, planned):
 
 @pytest.mark.step(4)
 def test_same_login_on_every_node(node, inventory, planned):
-    found = planned("node.login")
+    found = planned(NODE_LOGIN)
     if found != inventory.cluster.user:
         raise Failure(node.name, "login name", inventory.cluster.user, found,
                       "every node needs the same user name; the SSH settings and distributed recipes rely on it")
@@ -51,7 +53,7 @@ def test_passwordless_ssh_over_cx7(cx7_ssh_pair, inventory, planned):
     """The Spark guide's `ssh <cx7-ip> hostname`, from every node to every other: the path
     multi-node launches take (single-node launches never use it; the mesh by name guards them)."""
     src, dst = cx7_ssh_pair.src, cx7_ssh_pair.dst
-    address, result = planned("cx7_pair.ssh")
+    address, result = planned(CX7_PAIR_SSH)
     if address is None:
         raise Failure(cx7_ssh_pair.where, f"{dst.name} has no CX7 address on a subnet of {src.name}'s",
                       cause="the two ends of a CX7 link need addresses on one subnet (40-cx7.yaml on both nodes)")

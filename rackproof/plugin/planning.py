@@ -1,8 +1,9 @@
 """The run's measurement plan (rackproof.plan), run by the controller before the first check:
 the pytest process itself, or pytest-xdist's controller once its workers have collected (it
-collects nothing itself: it learns the checks from their ids), never a worker. The suite names
-its entries through the `pytest_rackproof_plan` hook (fixtures/plan.py); the results stay in this
-process for a serial run, and go to the workers as JSON in the run's private folder.
+collects nothing itself: it learns the checks from their ids), never a worker. It measures the
+entries of rackproof.measurements that the selected checks name (read from their source, so the
+controller needs no collection of its own); the results stay in this process for a serial run,
+and go to the workers as JSON in the run's private folder.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from .options import INVENTORY, RECORDING, run_step
 from .params import RUN_FOLDER, evidence_log, lock_dir_of
 from . import recording
 from rackproof import plan, portable
+from rackproof.checks import entries_named
 from rackproof.host import Host, connect
 from rackproof.linkhealth import LoadLedger
+from rackproof.measurements import ALL
 from rackproof.ownservers import OwnServers
 from rackproof.serving import read_access_key
 
@@ -30,7 +33,8 @@ RESULTS_FILE = "plan.json"
 class HookSpecs:
     @pytest.hookspec(firstresult=True)
     def pytest_rackproof_plan(self) -> list[plan.Entry]:
-        """The suite's measurement plan: its entries (fixtures/plan.py)."""
+        """Implemented by nothing since the plan's entries are rackproof.measurements.ALL; goes with
+        rackproof/plugin/__init__.py's pytest_addhooks."""
 
 
 def add_hooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -106,16 +110,20 @@ def run_for_workers(config: pytest.Config, ids) -> None:
 
 
 def _run(config: pytest.Config, test_ids: list[str]) -> plan.Results:
-    entries = config.hook.pytest_rackproof_plan() or []
     cluster = config.stash[INVENTORY].at(run_step(config))
-    wanted = plan.wanted(entries, test_ids, cluster)
+    wanted = plan.wanted(lambda test_id: _named(config.rootpath, test_id), test_ids, cluster)
     if not wanted:
         return plan.Results({})
-    judges_load = any(entry.phase is plan.Phase.AFTER_LOAD and entry.key in wanted for entry in entries)
+    judges_load = any(entry.phase is plan.Phase.AFTER_LOAD and entry.key in wanted for entry in ALL)
     ledger = LoadLedger(config.stash[RUN_FOLDER] / "load") if judges_load else None
     ctx = plan.Context(cluster, hosts(config), evidence_log(config), lock_dir_of(config.stash[INVENTORY]), ledger,
                        lambda: access_key(config), said=lambda line: _said(config, line))
-    return plan.run(entries, wanted, ctx)
+    return plan.run(ALL, wanted, ctx)
+
+
+def _named(root: Path, test_id: str) -> tuple[plan.Entry, ...]:
+    """The entries a selected check names ("tests_x/test_y.py::test_z[…]", relative to the rootdir)."""
+    return entries_named(root / test_id.split("::", 1)[0], plan.selected(test_id)[0])
 
 
 def _said(config: pytest.Config, line: str) -> None:

@@ -1,0 +1,47 @@
+"""The engines and the agent: what listens, the engines' answers, the agent's keys, models and streams, and a remote model beside the local one."""
+
+from __future__ import annotations
+
+from rackproof import plan, serving
+from rackproof.plan import Phase
+from rackproof.probes import agent as agent_probes
+from rackproof.probes.sockets import LISTENING
+
+
+def _agent_url(ctx: plan.Context) -> str:
+    return f"http://{ctx.cluster.agent.listen}"
+
+
+def _without_the_key(agent, ctx: plan.Context) -> dict:
+    """The agent's answer to a request with no key and to one with a wrong key."""
+    return {auth.label: serving.get(agent, f"{_agent_url(ctx)}/v1/models", auth)
+            for auth in (serving.NO_KEY, serving.bearer(serving.wrong_key(), "a wrong key"))}
+
+
+def _through_agent(engine, ctx: plan.Context) -> serving.Chat:
+    agent = ctx.cluster.agent
+    return serving.chat(ctx.hosts[agent.node], f"http://{agent.listen}", engine.spec.model, ctx.cluster.expect,
+                        serving.bearer(ctx.access_key(), "the access key"))
+
+
+def _through_agent_and_on_its_node(engine, ctx: plan.Context) -> tuple[serving.Chat, serving.Chat]:
+    """The model on another node through the agent, then the same model on the agent's node."""
+    agent = ctx.cluster.agent.node
+    local = next(e for e in ctx.cluster.engines if e.node == agent and e.model == engine.spec.model)
+    return _through_agent(engine, ctx), serving.chat(ctx.hosts[agent], ctx.cluster.engine_url(local), local.model,
+                                                     ctx.cluster.expect)
+
+
+ENGINE_LISTENERS = plan.each("engine.listeners", Phase.FACTS, "engine", lambda engine, ctx: engine.host.read(LISTENING))
+AGENT_PROCESS = plan.each("agent.process", Phase.FACTS, "agent", lambda agent, ctx: agent.read(
+    agent_probes.PROCESSES, program=ctx.cluster.agent.process))
+AGENT_WITHOUT_THE_KEY = plan.each("agent.without_the_key", Phase.FACTS, "agent", _without_the_key)
+AGENT_MODELS = plan.each("agent.models", Phase.FACTS, "agent", lambda agent, ctx: serving.models(
+    agent, _agent_url(ctx), serving.bearer(ctx.access_key(), "the access key")))
+ENGINE_ANSWERS = plan.one_per_node("engine.answers", Phase.SERVING, "engine", lambda engine, ctx: serving.engine_answers(
+    ctx.hosts[ctx.cluster.agent.node] if ctx.cluster.agent else engine.host, engine.url, engine.spec.model,
+    ctx.cluster.expect))
+AGENT_STREAM = plan.one_per_node("agent.stream", Phase.SERVING, "routed_engine", _through_agent)
+# both engines of a comparison in turn, and one comparison at a time (they share the agent's node's engine)
+AGENT_COMPARISON = plan.one_per_node("agent.comparison", Phase.SERVING, "local_and_remote",
+                                     _through_agent_and_on_its_node, shares=lambda value: "the agent's node")

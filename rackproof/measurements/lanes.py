@@ -1,0 +1,28 @@
+"""The bonded lanes: link, cabling, FEC, the bond's state, throughput per lane and bond, and error counters under load."""
+
+from __future__ import annotations
+
+from rackproof import bondrate, cabling, linkhealth, plan, traffic
+from rackproof.plan import Phase
+from rackproof.probes.bonding import BONDING
+from rackproof.probes.ethtool import ETHTOOL
+from rackproof.probes.fec import FEC
+from rackproof.references import reference
+
+
+def _one_stream(sender, receiver, ctx: plan.Context):
+    floor = reference("lane.rate").bound_in("bit/s", ctx.cluster.expect)
+    return traffic.attempts(sender, receiver, receiver.spec.ip, floor, ctx.cluster.expect.iperf_seconds)
+
+
+NODE_BOND = plan.each("node.bond", Phase.FACTS, "bonded_node",
+                      lambda node, ctx: node.read(BONDING, bond=node.spec.bond.name))
+LANE_LINK = plan.each("lane.link", Phase.FACTS, "lane", lambda lane, ctx: lane.host.read(ETHTOOL, interface=lane.name))
+LANE_HEARD = plan.each("lane.heard", Phase.FACTS, "lane",
+                       lambda lane, ctx: cabling.heard(lane.host, ctx.cluster.cluster.user))
+LANE_FEC = plan.each("lane.fec", Phase.FACTS, "lane", lambda lane, ctx: lane.host.read(FEC, interface=lane.name))
+LANE_ONE_STREAM = plan.in_rounds("lane.one_stream", "link_pair", _one_stream)
+BOND_FOUR_STREAMS = plan.in_rounds("bond.four_streams", "link_pair",
+                                   lambda sender, receiver, ctx: bondrate.attempts(sender, receiver, ctx.cluster))
+LANE_COUNTERS_UNDER_LOAD = plan.after_load("lane.counters_under_load", "loaded_lane", lambda lane, ctx: linkhealth.since_load(
+    ctx.ledger, lane.host, lane.name, lane.where, ctx.cluster.expect))
