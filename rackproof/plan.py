@@ -17,6 +17,14 @@ never a worker) builds the plan from the checks it selected and runs it phase by
     settled     before the verdict (rackproof.racklife): a node declared unreachable is tried once
                 more, and what concerns it measured then if it answers (a late node); what was
                 measured of a node before it rebooted is marked, never judged
+    diagnosis   the causes of what failed: for the targets whose result shows a symptom only (a rate
+                under its floor, munge refused, a chat not whole, a peer's name not reached), what
+                their failing judges name (rackproof.diagnosis): packets of the MTU per bond
+                member, the members' link, a credential decoded on the controller, the engine's
+                health from the agent's node, where a name leads
+    disruptive  last, and only when its check is selected (--allow-disruptive): a bond member
+                taken down under load and brought back, one pair after the other, the whole rack
+                held by this run alone (no other measurement of any run meanwhile)
 
 An entry (rackproof.measurements) measures one thing for every target of the checks that name
 it (rackproof.checks.entries_named: a check imports its entry and asks `planned(ENTRY)`); their
@@ -49,6 +57,8 @@ class Phase(IntEnum):
     LOAD = 3
     AFTER_LOAD = 4
     SERVING = 5
+    DISRUPTIVE = 6
+    DIAGNOSIS = 7
 
 
 @dataclass
@@ -62,6 +72,7 @@ class Context:
     access_key: Callable[[], str] | None = None   # the agent's key (a secret of the run), read when first needed
     noted: dict[str, list[Evidence]] = field(default_factory=dict)   # node -> its counters' evidence
     said: Callable[[str], None] = lambda line: None   # a line for the person watching (the terminal)
+    measured: dict[tuple[str, str], Part] = field(default_factory=dict)   # what the phases before the diagnosis gave
 
 
 Gather = Callable[[list[tuple], Context], dict[tuple, Part]]
@@ -146,6 +157,41 @@ def after_load(key: str, kind: str, fn: Callable[[object, Context], object]) -> 
     return Entry(key, Phase.AFTER_LOAD, kind, gather)
 
 
+def alone(key: str, kind: str, fn: Callable[[Host, Host, Context], object]) -> Entry:
+    """fn(sender, receiver, context) for every ordered pair, one pair after the other, in the
+    disruptive phase: the whole rack held by this run alone."""
+    def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        found: dict[tuple, Part] = {}
+        for pair in values:
+            found.update(together.at_once([pair], lambda p: fn(ctx.hosts[p[0]], ctx.hosts[p[1]], ctx), ctx.log,
+                                          workers=1))
+        return found
+    return Entry(key, Phase.DISRUPTIVE, kind, gather)
+
+
+def diagnosis(key: str, of: Sequence[tuple[Entry, Callable[[object, object, ClusterAtStep], bool]]],
+              fn: Callable[[object, object, Context], object]) -> Entry:
+    """Why a measurement failed, once the others are in (after the load, settled): fn(target, what the entry measured for
+    it, context) for the targets whose result shows the symptom (`of`: each entry with its
+    symptom, shows(target, what it measured, cluster)), all at once; the others are asked
+    nothing more, and their judges, which did not fail, do not ask (rackproof.diagnosis)."""
+    kind = of[0][0].kind
+
+    def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
+        showing = {}
+        for value in values:
+            found = target(kind, value, ctx.hosts, ctx.cluster)
+            for entry, shows in of:
+                part = ctx.measured.get((entry.key, kinds.KINDS[kind].id(value)))
+                if part is not None and part.error is None and shows(found, part.value, ctx.cluster):
+                    showing[value] = (found, part.value)
+                    break
+        if not showing:
+            return {}
+        return together.at_once(list(showing), lambda value: fn(*showing[value], ctx), ctx.log, workers=len(showing))
+    return Entry(key, Phase.DIAGNOSIS, kind, gather)
+
+
 class NotMeasured(Exception):
     """A check asked for what the run's plan did not measure."""
 
@@ -199,19 +245,22 @@ def wanted(asked: Callable[[str], Iterable[Entry]], test_ids: Iterable[str], clu
     return found
 
 
-ONE_AT_A_TIME = (Phase.LOAD, Phase.SERVING)     # what shares a lane or a GPU: one entry after another
+# what shares a lane or a GPU, or disturbs the rack: one entry after another
+ONE_AT_A_TIME = (Phase.LOAD, Phase.SERVING, Phase.DISRUPTIVE)
 # an engine's answers load no lane (a few kB) and the facts and the mesh only read: the serving
 # phase runs beside them, and every load after all three
 BESIDE_THE_READS = Phase.SERVING
 
 
 def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) -> Results:
-    """The plan, phase by phase (serving beside the facts and the mesh); a phase's entries at
-    once, but the loads' and the engines' one after another. An entry that fails as a whole (a
-    bug) is every one of its targets' error, never the run's; so is a rack another run's
-    disruptive check holds past the bound."""
+    """The plan, phase by phase (serving beside the facts and the mesh, the disruptive phase
+    last, alone on the rack); a phase's entries at once, but the loads', the engines' and the
+    disruptive ones one after another. An entry that fails as a whole (a bug) is every one of
+    its targets' error, never the run's; so is a rack another run holds past the bound (its
+    disruptive phase, or, for this run's disruptive phase, any measurement)."""
     kind_of = {entry.key: kinds.KINDS[entry.kind] for entry in entries}
     loads = [entry for entry in entries if entry.phase is Phase.LOAD and wanted.get(entry.key)]
+    disruptive = [entry for entry in entries if entry.phase is Phase.DISRUPTIVE and wanted.get(entry.key)]
 
     def gathered(entry: Entry, values: list[tuple] | None = None) -> dict[tuple, Part]:
         values = wanted[entry.key] if values is None else values
@@ -222,7 +271,9 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
 
     def phase_run(phase: Phase) -> dict[tuple[str, str], Part]:
         todo = [entry for entry in entries if entry.phase == phase and wanted.get(entry.key)]
-        if todo:   # the checks wait for the whole plan: the run says what it measures meanwhile
+        # the checks wait for the whole plan: the run says what it measures meanwhile (the
+        # diagnosis asks only the targets that show a symptom: none on a healthy rack)
+        if todo and phase is not Phase.DIAGNOSIS:
             targets = sum(len(wanted[entry.key]) for entry in todo)
             ctx.said(f"rackproof: measuring {phase.name.lower().replace('_', ' ')} ({len(todo)} "
                      f"measurement{'s' * (len(todo) > 1)}, {targets} target{'s' * (targets > 1)})")
@@ -240,7 +291,7 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
 
     parts: dict[tuple[str, str], Part] = {}
     try:
-        with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive check meanwhile
+        with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK], shared=True):   # no disruptive phase meanwhile
             with ThreadPoolExecutor(max_workers=1) as beside:
                 serving = beside.submit(phase_run, BESIDE_THE_READS)
                 for phase in (Phase.FACTS, Phase.MESH):
@@ -248,10 +299,20 @@ def run(entries: Sequence[Entry], wanted: dict[str, list[tuple]], ctx: Context) 
                 parts.update(serving.result())
             for phase in (Phase.LOAD, Phase.AFTER_LOAD):
                 parts.update(phase_run(phase))
-            _settled(entries, wanted, parts, ctx, gathered)
-    except schedule.LockBusy as e:   # another run's disruptive check held the rack past the bound: nothing ran
+            _settled([entry for entry in entries if entry not in disruptive and entry.phase is not Phase.DIAGNOSIS],
+                     wanted, parts, ctx, gathered)
+            ctx.measured = parts   # the causes of what failed, from every result (a late node's too)
+            parts.update(phase_run(Phase.DIAGNOSIS))
+    except schedule.LockBusy as e:   # another run's disruptive phase held the rack past the bound: nothing ran
         return Results({(entry.key, kind_of[entry.key].id(value)): Part(None, e, [])
                         for entry in entries for value in wanted.get(entry.key, ())})
+    if disruptive:
+        try:   # a lane it takes down fails no measurement of this run or another
+            with schedule.holding(ctx.node_locks, [schedule.WHOLE_RACK]):
+                parts.update(phase_run(Phase.DISRUPTIVE))
+        except schedule.LockBusy as e:
+            parts.update({(entry.key, kind_of[entry.key].id(value)): Part(None, e, [])
+                          for entry in disruptive for value in wanted[entry.key]})
     return Results(parts)
 
 

@@ -209,6 +209,62 @@ def test_a_rack_another_runs_disruptive_check_holds_is_each_checks_lockbusy_neve
         assert isinstance(results.part("facts.a", node).error, schedule.LockBusy)
 
 
+def _rack_alone(locks) -> bool:
+    """Whether a run holds the whole rack alone now (another run could not even share it)."""
+    try:
+        with schedule.holding(locks, [schedule.WHOLE_RACK], shared=True, wait=0.05):
+            return False
+    except schedule.LockBusy:
+        return True
+
+
+class _ByName(dict):
+    """Hosts that are their names, and none a node the settling asks after."""
+
+    def __missing__(self, name):
+        return name
+
+
+def test_the_disruptive_phase_runs_last_one_pair_at_a_time_alone_on_the_rack(tmp_path):
+    locks, seen = tmp_path / "locks", []
+    entries = [plan.alone("loss", "bond_pair", lambda s, d, ctx: seen.append((f"{s}->{d}", _rack_alone(locks))) or s),
+               _recorder("after", plan.Phase.AFTER_LOAD, "lane", seen), _recorder("facts", plan.Phase.FACTS, "node", seen)]
+    said = []
+    results = plan.run(entries, {"loss": [("thor-1", "thor-2"), ("thor-2", "thor-3")], "after": [("thor-1", "mgbe0_0")],
+                                 "facts": [("thor-1",)]},
+                       plan.Context(THOR5, _ByName(), EvidenceLog(), locks, said=said.append))
+    assert [s[:2] for s in seen] == [("facts", "start"), ("facts", "end"), ("after", "start"), ("after", "end"),
+                                      ("thor-1->thor-2", True), ("thor-2->thor-3", True)]
+    assert said[-1] == "rackproof: measuring disruptive (1 measurement, 2 targets)"
+    assert results.part("loss", "thor-2->thor-3").value == "thor-2"
+    assert not _rack_alone(locks)      # released
+
+
+def test_a_disruptive_phase_another_run_keeps_waiting_is_its_checks_lockbusy_and_the_rest_is_measured(tmp_path,
+                                                                                                      monkeypatch):
+    locks, seen = tmp_path / "locks", []
+    monkeypatch.setattr(schedule, "LOCK_WAIT_S", 0.2)
+    entries = [plan.alone("loss", "bond_pair", lambda s, d, ctx: seen.append("loss")),
+               _recorder("facts", plan.Phase.FACTS, "node", seen)]
+    held, done = threading.Event(), threading.Event()
+
+    def other_run():      # another run's plan, measuring: the whole rack held shared
+        with schedule.holding(locks, [schedule.WHOLE_RACK], shared=True):
+            held.set()
+            done.wait(5)
+    other = threading.Thread(target=other_run)
+    other.start()
+    held.wait(5)
+    try:
+        results = plan.run(entries, {"loss": [("thor-1", "thor-2")], "facts": [("thor-1",)]},
+                           plan.Context(THOR5, {}, EvidenceLog(), locks))
+    finally:
+        done.set()
+        other.join()
+    assert "loss" not in seen and results.part("facts", "thor-1").value == "facts:('thor-1',)"
+    assert isinstance(results.part("loss", "thor-1->thor-2").error, schedule.LockBusy)
+
+
 def test_results_cross_to_the_workers_as_json_and_nothing_else(tmp_path):
     evidence = [Evidence("thor-1", "ethtool mgbe0_0", 0, "Link detected: yes", "", 0.01, 1.5e9)]
     clock = datetime.datetime(2026, 12, 6, 9, 41, 7, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))
