@@ -7,8 +7,9 @@ block), with or without xdist.
 
 import pytest
 
-from rackproof import bondrate, pathmtu, traffic
+from rackproof import bondrate, traffic
 from rackproof.failure import Failure, judge
+from rackproof.measurements.diagnosis import BOND_FOUR_STREAMS_CAUSE, LANE_ONE_STREAM_PATH
 from rackproof.measurements.lanes import BOND_FOUR_STREAMS, LANE_ONE_STREAM
 from rackproof.references import reference
 
@@ -32,7 +33,7 @@ def test_iperf3_one_stream(link_pair, inventory, measure, planned):
     m = measure("lane.rate", link_pair.where, result.received_bps, "bit/s")
     if m.verdict == "failed":
         traffic.unless_cpu_bound(runs, src, dst, link_pair.where, "one TCP stream's rate")
-    path = pathmtu.blocked(src, dst.spec, inventory) if m.verdict == "failed" else None
+    path = planned(LANE_ONE_STREAM_PATH) if m.verdict == "failed" else None
     judge(m, f"{link_pair.where} ({src.spec.ip} -> {dst.spec.ip}, one TCP stream, best of {len(runs)} attempts)",
           str(path) if path else SLOW_CAUSES, also=_figures(result), seen=path is not None)
     if inventory.bonded(src.spec) and inventory.bonded(dst.spec):
@@ -57,6 +58,6 @@ def test_iperf3_bonded_four_streams(link_pair, inventory, measure, planned):
     m = measure("bond.rate", link_pair.where, run.best.received_bps, "bit/s", lanes=lanes)
     if m.verdict == "failed":
         traffic.unless_cpu_bound(run.attempts, src, dst, link_pair.where, "the bonded rate")
-    cause = run.cause(inventory.expect.lane_speed_mbps, inventory) if m.verdict == "failed" else ""
+    cause = planned(BOND_FOUR_STREAMS_CAUSE) if m.verdict == "failed" else ""
     judge(m, f"{link_pair.where} (bond0, four iperf3 streams, one client each, {lanes} lanes)", cause,
           also=run.figures(), seen=True)

@@ -6,6 +6,7 @@ import pytest
 
 from rackproof import capabilities, serving
 from rackproof.failure import Failure, judge
+from rackproof.measurements.diagnosis import AGENT_COMPARISON_CAUSE, AGENT_STREAM_CAUSE
 from rackproof.measurements.engines import AGENT_COMPARISON, AGENT_MODELS, AGENT_PROCESS, AGENT_STREAM, \
     AGENT_WITHOUT_THE_KEY
 from rackproof.probes.agent import DEFAULT_LISTEN
@@ -67,7 +68,7 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, measure, guar
             f"{routed_engine.spec.port})"
     if chat.problem is not None:
         raise Failure(where, f"the streamed chat completion did not come whole: {chat.problem}",
-                      cause=serving.agent_chat_cause(agent, chat, inventory.engine_url(routed_engine.spec)))
+                      cause=planned(AGENT_STREAM_CAUSE))
     if chat.ttft_s is not None:
         serving.judge_first_token(measure("first_token", where, chat.ttft_s, "s"), where)
     if chat.tokens_per_s is None:
@@ -85,8 +86,7 @@ def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, h
     through_agent, on_agent_node = planned(AGENT_COMPARISON)
     if through_agent.problem is not None:
         raise Failure(f"{remote.model} on {remote.node} through the agent", f"no rate to compare: "
-                      f"{through_agent.problem}", cause=serving.agent_chat_cause(agent, through_agent,
-                                                                                 inventory.engine_url(remote)))
+                      f"{through_agent.problem}", cause=planned(AGENT_COMPARISON_CAUSE))
     if on_agent_node.problem is not None:
         raise Failure(f"{remote.model} on {agent.name}", f"no rate to compare: {on_agent_node.problem}",
                       cause=serving.engine_chat_cause(on_agent_node))

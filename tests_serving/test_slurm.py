@@ -7,6 +7,7 @@ import pytest
 from rackproof import slurm
 from rackproof.capabilities import SCHEDULED_JOBS
 from rackproof.failure import Failure
+from rackproof.measurements.diagnosis import NODE_MUNGE_REFUSAL
 from rackproof.measurements.jobs import NODE_CLOCK, NODE_MUNGE_DECODED, NODE_SLURM_CONTROLLERS, NODE_SLURM_JOB, \
     SLURM_PARTITION
 from rackproof.probes.slurm import slurm_time_hours
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.step(9), pytest.mark.needs("slurm"), pytest.mark.capab
 def test_node_reaches_the_controller(node, inventory, planned):
     controllers = planned(NODE_SLURM_CONTROLLERS)
     if not any(c.up for c in controllers):
-        refused = slurm.refused_by_munge(node, inventory.slurm.controller, inventory.ssh.connect_timeout)
+        refused = planned(NODE_MUNGE_REFUSAL)
         raise Failure(node.name, "scontrol ping", "the controller UP",
                       "; ".join(f"{c.role} {c.host} {'UP' if c.up else 'DOWN'}" for c in controllers),
                       f"{refused}; slurmctld refuses every request of {node.name}" if refused else
@@ -25,24 +26,23 @@ def test_node_reaches_the_controller(node, inventory, planned):
                       seen=refused is not None)
 
 
-def test_node_takes_jobs(node, hosts, inventory, planned):
-    controller = hosts[inventory.slurm.controller]
+def test_node_takes_jobs(node, inventory, planned):
+    controller = inventory.slurm.controller
     state, result = planned(NODE_SLURM_JOB)
     if state is None:
         raise Failure(node.name, "not a node of Slurm (sinfo does not list it)",
                       cause=f"add NodeName={node.name} to slurm.conf on every node and restart slurmctld")
     if not state.takes_jobs:
         reason = f", reason: {state.reason}" if state.reason else ""
-        refused = (slurm.refused_by_munge(node, controller.name, inventory.ssh.connect_timeout)
-                   if not state.responding else None)
+        refused = planned(NODE_MUNGE_REFUSAL) if not state.responding else None
         raise Failure(node.name, "Slurm node state", "idle, mixed or allocated", f"{state.state}{reason}",
                       f"{refused}; slurmctld and the node's slurmd refuse each other" if refused else
                       "slurmd not running or not registered (not responding: *), or the node drained; "
                       f"`sudo scontrol update nodename={node.name} state=resume` once it is fixed",
                       seen=refused is not None)
     if not result.ok or result.stdout.strip() != node.name:
-        refused = slurm.refused_by_munge(node, controller.name, inventory.ssh.connect_timeout)
-        raise Failure(node.name, f"a one-node job (srun -w {node.name} hostname, from {controller.name})",
+        refused = planned(NODE_MUNGE_REFUSAL)
+        raise Failure(node.name, f"a one-node job (srun -w {node.name} hostname, from {controller})",
                       node.name, f"exit {result.exit_status}: {(result.stdout + result.stderr).strip() or '(nothing)'}",
                       f"{refused}; the node's slurmd refuses the controller's job launch" if refused else
                       "slurmd on the node not reachable from the controller (port 6818), or the job's user missing "

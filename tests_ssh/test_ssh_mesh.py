@@ -4,9 +4,9 @@ import pytest
 
 from rackproof.capabilities import MULTI_NODE, SSH_MESH
 from rackproof.failure import Failure
+from rackproof.measurements.diagnosis import PAIR_SSH_NAME_LEADS
 from rackproof.measurements.logins import CX7_PAIR_SSH, PAIR_SSH
 from rackproof.measurements.nodes import NODE_LOGIN
-from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.sshcheck import classify_ssh_failure, unreached_host
 
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.capability(SSH_MESH, blocks=True)
 def test_passwordless_ssh(pair, inventory, guards, planned):
     result = planned(PAIR_SSH)
     unreached = unreached_host(result.stderr) if not result.ok else None
-    led_to = pair.src.read(GETENT_HOSTS, names=[unreached]).get(unreached, ()) if unreached else ()
+    led_to = planned(PAIR_SSH_NAME_LEADS) if unreached else ()
     address = next((a for a in led_to if a in {c.ip for c in pair.dst.spec.cx7}), None)
     if address:
         # the name leads over the CX7 link (a Spark's /etc/hosts), which did not carry it: the

@@ -10,15 +10,18 @@ selected checks name (rackproof.checks.entries_named), in ALL's order.
     logins    SSH: the mesh between nodes, over CX7, and the login methods sshd offers
     launcher  sparkrun on the head: its version, the cluster's definition, image and setup check
     engines   the engines and the agent: listeners, answers, streams, keys, comparisons
+    diagnosis the causes a failed measurement asks for, after the others: packets of the MTU per
+              bond member, the members' link, munge on the controller, an engine's health, names
 """
 
 from __future__ import annotations
 
 from rackproof.plan import Entry
 
-from . import cx7, engines, holders, jobs, lanes, launcher, logins, nodes
+from . import cx7, diagnosis, engines, holders, jobs, lanes, launcher, logins, nodes
 
 # every entry, each once, in its module's order: the loads run in this order (the lanes'
 # streams, then the CX7 rounds, then the collective), the engines' answers before the agent's
-ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, holders, jobs, lanes, cx7, logins, launcher, engines)
+ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, holders, jobs, lanes, cx7, logins, launcher, engines,
+                                                     diagnosis)
                                       for value in vars(module).values() if isinstance(value, Entry)))
