@@ -461,9 +461,15 @@ def _p_life_event(event: str, default_seconds: float):
         if not (0 <= seconds <= lifeevents.WHEN_WAIT_S) or not lifeevents.valid_when(when):
             raise SimError(f"{event}: SECONDS from 0 to {lifeevents.WHEN_WAIT_S}, WHEN now, first-connect or a "
                            f"program's name (ssh, iperf3); got {seconds:g} {when!r}")
-        if not pid_alive(rack.record["nodes"][node].get("sshd")):
+        sshd = rack.record["nodes"][node].get("sshd")
+        if not pid_alive(sshd):
             raise SimError(f"sshd of {node} is not running")
         watcher = lifeevents.start(rack.state, node, event, seconds, when)
+        if when == "first-connect":   # sshd stopped and the controller's SYN watched before the run can connect
+            wait_until(f"the first-connect watcher of {node} stopping its sshd",
+                       lambda: not pid_alive(sshd) or not pid_alive(watcher), 30)
+            if not pid_alive(watcher):
+                raise SimError(f"{event} on {node}: its watcher ended at once (see {node}'s log/lifeevents.log)")
         return "sshd", {"watcher": watcher}, f"{node}: {lifeevents.describe(event, seconds, when)}"
     return plant
 

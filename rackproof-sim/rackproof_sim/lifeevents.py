@@ -7,9 +7,11 @@ wait for a moment the node itself can see, then
   node's boot id changes (a file bind-mounted over /proc/sys/kernel/random/boot_id inside the
   node: the one part of a reboot a namespace cannot have), and sshd starts again SECONDS later.
 
-The moment (WHEN): "now"; "first-connect", the first connection the controller is refused (sshd
-stops at once; the bench namespace's TCP AttemptFails counter rises: the node's own OutRsts also
-counted resets its services sent, so the window could pass before the run connected); or a
+The moment (WHEN): "now"; "first-connect", the controller's first SSH connect to the node (sshd
+stops before the run starts, and the window opens when the controller's SYN to the node's port 22
+arrives on its management interface, seen by a packet socket in the node's namespace: counters
+that any refused connect raises, the bench's AttemptFails or the node's OutRsts, opened it early,
+and the window could pass before the run reached the node); or a
 program's name, when that program first starts on
 a node of the rack (`xargs`: the SSH mesh's fan-out; `iperf3 -c`: the throughput rounds' clients;
 `ssh` or `iperf3` alone first start when the survey asks each tool its version), told by the kernel's
@@ -36,7 +38,8 @@ from pathlib import Path
 
 from . import node as nodemod
 from .state import RackState
-from .util import SimError, pid_alive, run, set_proctitle
+from .profiles import MGMT_NET
+from .util import SimError, in_netns, pid_alive, run, set_proctitle
 
 EVENTS = ("sshd-restart", "node-reboot")
 WHEN_WAIT_S = 600     # a moment that never comes: the event happens anyway after this
@@ -52,7 +55,7 @@ def valid_when(when: str) -> bool:
 
 
 def describe(event: str, seconds: float, when: str) -> str:
-    moment = {"now": "from now", "first-connect": "from the first connection it refuses"}.get(
+    moment = {"now": "from now", "first-connect": "from the controller's first SSH connect to it"}.get(
         when, f"from the moment {when} first starts on a node of the rack")
     what = "its sshd refuses connections" if event == "sshd-restart" else \
         "it reboots (sshd and its sessions end, a new boot id) and is away"
@@ -107,12 +110,35 @@ def first_boot(state: RackState, node: str, holder: int) -> None:
         boot_id_file(state, node).write_text(Path(BOOT_ID).read_text())
 
 
-def _controller_refused(bench_netns: str) -> int:
-    """The controller's (the bench namespace's) TCP AttemptFails: a connect answered with a reset,
-    as a port nothing listens on answers it."""
-    text = run(["ip", "netns", "exec", bench_netns, "cat", "/proc/net/snmp"]).stdout
-    lines = [line.split() for line in text.splitlines() if line.startswith("Tcp:")]
-    return int(lines[1][lines[0].index("AttemptFails")])
+CONTROLLER = f"{MGMT_NET}.1"   # the bench namespace's address on the house network
+ETH_P_IP, PACKET_OUTGOING, TCP_SYN, TCP_ACK = 0x0800, 4, 0x02, 0x10
+
+
+def _ssh_syns(netns: str, interface: str) -> socket.socket:
+    """A packet socket in the node's namespace that sees the IPv4 packets of its management
+    interface (opened before sshd stops: no SYN can pass unseen)."""
+    def opened() -> socket.socket:
+        sniffer = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
+        sniffer.bind((interface, ETH_P_IP))
+        return sniffer
+    return in_netns(netns, opened)
+
+
+def _controller_connects(sniffer: socket.socket, gone) -> None:
+    """Return when the controller's SYN to port 22 arrives (its first SSH connect to the node;
+    with sshd stopped the kernel refuses it), when gone(), or after WHEN_WAIT_S."""
+    deadline = time.monotonic() + WHEN_WAIT_S
+    while (left := deadline - time.monotonic()) > 0 and not gone():
+        if not select.select([sniffer], [], [], min(left, 1.0))[0]:
+            continue
+        data, address = sniffer.recvfrom(256)
+        if address[2] == PACKET_OUTGOING or len(data) < 20 or data[0] >> 4 != 4 or data[9] != socket.IPPROTO_TCP:
+            continue
+        tcp = (data[0] & 0x0F) * 4
+        if len(data) < tcp + 14 or socket.inet_ntoa(data[12:16]) != CONTROLLER:
+            continue
+        if struct.unpack_from("!H", data, tcp + 2)[0] == 22 and data[tcp + 13] & (TCP_SYN | TCP_ACK) == TCP_SYN:
+            return
 
 
 # the kernel's process events (the proc connector): each exec is told at once, so an event timed
@@ -161,11 +187,11 @@ def _first_exec(when: str, netns: set[int], gone) -> None:
                 continue
 
 
-def _wait(until, gone, seconds: float = WHEN_WAIT_S, poll: float = POLL_S) -> None:
-    """Until until() (or for `seconds`), unless gone() first."""
+def _away(seconds: float, gone) -> None:
+    """For `seconds`, unless gone() first."""
     deadline = time.monotonic() + seconds
-    while not gone() and not until() and time.monotonic() < deadline:
-        time.sleep(poll)
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(POLL_S)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -206,11 +232,9 @@ def happen(name: str, node: str, event: str, seconds: float, when: str) -> None:
     def listener() -> int | None:   # read when it is stopped: another event may have started it again meanwhile
         return rack.state.load()["nodes"][node].get("sshd")
     if when == "first-connect":
-        _end(listener(), sessions=event == "node-reboot")
-        before = _controller_refused(rack.topo.bench)
-        # (each look is a process in the bench namespace: a tenth of a second apart, well inside
-        # the backoff's first wait of half a second)
-        _wait(lambda: _controller_refused(rack.topo.bench) != before, gone, poll=0.1)
+        with _ssh_syns(rack.topo.node_ns(node), n.spec.mgmt_iface) as sniffer:
+            _end(listener(), sessions=event == "node-reboot")
+            _controller_connects(sniffer, gone)
         if gone():
             return
     else:
@@ -223,7 +247,7 @@ def happen(name: str, node: str, event: str, seconds: float, when: str) -> None:
     if event == "node-reboot":
         new_boot_id(rack.state, node, n.pid)
     print(f"{time.strftime('%H:%M:%S')} {node}: {event} ({when}), sshd back in {seconds:g} s", flush=True)
-    _wait(lambda: False, gone, seconds)
+    _away(seconds, gone)
     if gone():
         return
     pid = n.start_sshd()
