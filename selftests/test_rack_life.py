@@ -101,8 +101,8 @@ def test_a_node_unreachable_through_the_run_that_answers_before_the_verdict_is_m
     def pair(sender, receiver, ctx):
         nodes["thor-3"].down = False      # thor-3's sshd is back once the load began
         return f"{sender.name}->{receiver.name}"
-    entries = [plan.each("node.hostname", plan.Phase.FACTS, "node", ("test_x",), _reads(seen)),
-               plan.in_rounds("lane.one_stream", "link_pair", ("test_y",), pair)]
+    entries = [plan.each("node.hostname", plan.Phase.FACTS, "node", _reads(seen)),
+               plan.in_rounds("lane.one_stream", "link_pair", pair)]
     everyone = [(n.name,) for n in THOR5.nodes]
     results, said = _run(entries, {"node.hostname": everyone, "lane.one_stream": [("thor-1", "thor-2")]},
                          hosts_, tmp_path, log)
@@ -119,7 +119,7 @@ def test_a_node_that_never_answers_stays_unreachable_tried_once_more(tmp_path):
     log = EvidenceLog()
     hosts_, nodes = hosts(log)
     nodes["thor-3"].down = True
-    results, said = _run([plan.each("node.hostname", plan.Phase.FACTS, "node", ("test_x",), _reads())],
+    results, said = _run([plan.each("node.hostname", plan.Phase.FACTS, "node", _reads())],
                          {"node.hostname": [("thor-3",)]}, hosts_, tmp_path, log)
     assert isinstance(results.part("node.hostname", "thor-3").error, NodeUnreachable)
     assert not any("late node" in line for line in said)
@@ -133,8 +133,8 @@ def test_what_was_measured_before_a_reboot_is_marked_and_never_judged(tmp_path):
         time.sleep(0.01)
         nodes["thor-3"].reboot()          # the connection it measured on is gone: a new one reads a new boot id
         return _reads()(receiver, ctx)
-    entries = [plan.each("node.hostname", plan.Phase.FACTS, "node", ("test_x",), _reads()),
-               plan.in_rounds("lane.one_stream", "link_pair", ("test_y",), reboots_after_the_facts)]
+    entries = [plan.each("node.hostname", plan.Phase.FACTS, "node", _reads()),
+               plan.in_rounds("lane.one_stream", "link_pair", reboots_after_the_facts)]
     results, said = _run(entries, {"node.hostname": [("thor-1",), ("thor-3",)],
                                    "lane.one_stream": [("thor-2", "thor-3")]}, hosts_, tmp_path, log)
     before = results.part("node.hostname", "thor-3").error
@@ -198,8 +198,8 @@ def test_a_late_nodes_lanes_are_noted_before_its_own_load_so_their_counters_are_
     def pair(sender, receiver, ctx):
         nodes["thor-3"].down = False
         return f"{sender.name}->{receiver.name}"
-    entries = [plan.in_rounds("lane.one_stream", "link_pair", ("test_y",), pair),
-               plan.after_load("lane.counters", "loaded_lane", ("test_z",),
+    entries = [plan.in_rounds("lane.one_stream", "link_pair", pair),
+               plan.after_load("lane.counters", "loaded_lane",
                                lambda lane, ctx: ctx.ledger.before(lane.host.name, lane.name))]
     thor3 = [lane.name for node, lane in THOR5.lanes if node.name == "thor-3"]
     ctx = plan.Context(THOR5, hosts_, log, tmp_path / "locks", LoadLedger(tmp_path / "load"))
@@ -222,7 +222,8 @@ SRUN_PORTS = (57531, 54139, 54519, 56501)
     # srun's ports listed before its process, srun ended at the second look
     ([UNNAMED.format(port=p) for p in SRUN_PORTS], [], []),
     # srun's ports listed before its process, srun still running (named) at the second look
-    ([UNNAMED.format(port=p) for p in SRUN_PORTS], [NAMED.format(port=p, name="srun", pid=812) for p in SRUN_PORTS], []),
+    ([UNNAMED.format(port=p) for p in SRUN_PORTS],
+     [NAMED.format(port=p, name="srun", pid=812) for p in SRUN_PORTS], []),
     # someone's listener that had just started: named at the second look, and judged
     ([UNNAMED.format(port=9000)], [NAMED.format(port=9000, name="nc", pid=77)], [(9000, "nc")]),
     # a listener no process holds (a kernel service's, as nfsd's): still there, judged as it is
