@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.throughput import TESTS, bound  # noqa: E402
+from bench.throughput import TESTS, bound, with_bytecode  # noqa: E402
 from conftest import pytest_plugins as SUITE_PLUGINS  # noqa: E402  (the plugin and the suite's fixtures)
 from rackproof_sim.profiles import generated_name  # noqa: E402
 from rackproof_sim.rack import Rack  # noqa: E402
@@ -97,14 +96,11 @@ echo "failed $fail"
 
 
 def timed(rack: Rack, argv: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
-    """Wall time of a command on the controller (the rack's bench namespace). Python writes its
-    bytecode as on any machine: a PYTHONDONTWRITEBYTECODE of the bench's own environment would
-    make each run compile rackproof's source again, while the peers' pip-installed packages come
-    compiled."""
+    """Wall time of a command on the controller (the rack's bench namespace), Python writing its
+    bytecode as on any machine (bench.throughput.with_bytecode)."""
     started = time.monotonic()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    proc = subprocess.run(["ip", "netns", "exec", rack.topo.bench, *argv], capture_output=True, text=True, env=env,
-                          **kw)
+    proc = subprocess.run(["ip", "netns", "exec", rack.topo.bench, *argv], capture_output=True, text=True,
+                          env=with_bytecode(), **kw)
     return time.monotonic() - started, proc
 
 
