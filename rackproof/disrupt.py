@@ -1,21 +1,26 @@
-"""What a disruptive check does to a node, and always undoes.
+"""What the disruptive phase does to a node, and always undoes (rackproof.plan, Phase.DISRUPTIVE).
 
-Taking a bond member down is the one change the suite makes to a cluster (only with
---allow-disruptive). It is undone three ways: when the check ends, whatever happened; by a
-dead man's switch on the node itself, so that a controller that dies or loses its SSH session
-mid-check still leaves the lane up; and the check waits until the bond has taken it back.
+Taking a bond member down is the one change the suite makes to a cluster (only when the
+lane-loss check is selected: --allow-disruptive). It is undone three ways: when the measurement
+ends, whatever happened; by a dead man's switch on the node itself, so that a controller that
+dies or loses its SSH session mid-measurement still leaves the lane up; and the measurement
+waits until the bond has taken it back.
 """
 
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Iterator
 
+from . import bondrate, traffic
 from .host import Host, ProbeFailed
+from .inventory import ClusterAtStep
 from .probe import Probe
-from .probes.bonding import BONDING
+from .probes.bonding import BONDING, BondInfo
 from .probes.ip import LINK_SET
+from .probes.iperf import IperfResult
 
 SUDO_HINT = ("the login must be able to run `sudo -n ip link set dev LANE down|up` without a password "
              "(a sudoers.d rule for these two commands is enough)")
@@ -61,3 +66,24 @@ def wait_rejoined(host: Host, bond: str, lane: str, seconds: float, poll: float 
         if time.monotonic() >= deadline:
             return view, False
         time.sleep(poll)
+
+
+@dataclass(frozen=True)
+class LaneLoss:
+    """A member of the sender's bond taken down under four streams and brought back."""
+    lane: str                               # the member taken down
+    degraded: IperfResult                   # four streams while it was down
+    view: BondInfo                          # the sender's bond as last read while it came back
+    rejoined: bool                          # back in the active aggregator within expect.bond_rejoin_seconds
+    back: tuple[IperfResult, ...] | None    # four streams once it rejoined (bondrate.attempts); None: it did not
+
+
+def lane_loss(sender: Host, receiver: Host, cluster: ClusterAtStep) -> LaneLoss:
+    """The sender's second bond member down for four iperf3 streams to the receiver, then up:
+    its rejoining, and four streams again once it is back."""
+    bond = sender.spec.bond
+    lane, seconds = bond.lanes[1], cluster.expect.iperf_seconds
+    with lane_down(sender, lane, restore_after=seconds + 60):
+        degraded = traffic.iperf3(sender, receiver, receiver.spec.ip, streams=4, seconds=seconds)
+    view, rejoined = wait_rejoined(sender, bond.name, lane, cluster.expect.bond_rejoin_seconds)
+    return LaneLoss(lane, degraded, view, rejoined, bondrate.attempts(sender, receiver, cluster) if rejoined else None)

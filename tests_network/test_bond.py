@@ -2,9 +2,9 @@
 
 import pytest
 
-from rackproof import bondrate, disrupt, traffic
+from rackproof import bondrate, traffic
 from rackproof.failure import Failure, judge
-from rackproof.measurements.lanes import NODE_BOND
+from rackproof.measurements.lanes import BOND_LANE_LOSS, NODE_BOND
 from rackproof.references import reference
 
 pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
@@ -53,19 +53,15 @@ def test_bond_state(bonded_node, planned):
 
 
 @pytest.mark.disruptive
-def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
+def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure, planned):
     """One member of the sender's bond loses its link: -P 4 carries on over the other lanes at
     about their rate; the member comes back, rejoins the aggregator, and the rate recovers."""
-    src, dst = bond_pair.src, bond_pair.dst
-    spec = src.spec.bond
-    lane = spec.lanes[1]
+    loss = planned(BOND_LANE_LOSS)
+    src, spec, lane = bond_pair.src, bond_pair.src.spec.bond, loss.lane
     port = src.spec.lane(lane).switch_port
     where = f"{bond_pair.where}, {src.name} {lane} (switch port {port}) down"
-    lanes = bondrate.lanes_of(src.spec, dst.spec)
-    seconds = inventory.expect.iperf_seconds
-    with disrupt.lane_down(src, lane, restore_after=seconds + 60):
-        degraded = traffic.iperf3(src, dst, dst.spec.ip, streams=4, seconds=seconds)
-    m = measure("bond.rate.lane_down", bond_pair.where, degraded.received_bps, "bit/s", lanes=lanes)
+    lanes = bondrate.lanes_of(src.spec, bond_pair.dst.spec)
+    m = measure("bond.rate.lane_down", bond_pair.where, loss.degraded.received_bps, "bit/s", lanes=lanes)
     judge(m, f"{where} (four iperf3 streams, {lanes - 1} lanes left)",
           "the bond did not move that lane's connections to the others (miimon=0, or the switch kept sending on "
           "the dead port: a static LAG instead of LACP), or another member is slow (see test_lane_speed)")
@@ -73,15 +69,13 @@ def test_bond_rides_out_a_lane_loss(bond_pair, inventory, measure):
     if ceiling.verdict(m.value) == "failed":
         raise Failure(where, f"four streams still moved {m.value:.3g} Gbit/s, close to all {lanes} lanes: traffic did not "
                       f"leave {lane}", cause=f"{lane} is not a member of {spec.name} on this node")
-    view, rejoined = disrupt.wait_rejoined(src, spec.name, lane, inventory.expect.bond_rejoin_seconds)
-    if not rejoined:
+    if not loss.rejoined:
         raise Failure(f"{src.name} {spec.name}", f"{lane} is up again but not back in the active aggregator "
-                      f"{view.active_aggregator_id} after {inventory.expect.bond_rejoin_seconds} s",
+                      f"{loss.view.active_aggregator_id} after {inventory.expect.bond_rejoin_seconds} s",
                       cause=f"the switch port {port} left its LAG group or LACP does not renegotiate")
-    runs = bondrate.attempts(src, dst, inventory)       # once more when short (a moment's load)
-    m = measure("bond.rate.lane_back", bond_pair.where, traffic.best(runs).received_bps, "bit/s", lanes=lanes)
+    m = measure("bond.rate.lane_back", bond_pair.where, traffic.best(loss.back).received_bps, "bit/s", lanes=lanes)
     if m.verdict == "failed":
-        traffic.unless_cpu_bound(runs, src, dst, bond_pair.where, "the bonded rate with the lane back")
+        traffic.unless_cpu_bound(loss.back, src, bond_pair.dst, bond_pair.where, "the bonded rate with the lane back")
     judge(m, f"{bond_pair.where}, {lane} back in {spec.name} (four iperf3 streams): the rate did not recover",
           f"{lane} came back at a lower speed (see test_lane_speed) or the switch did not put port {port} back "
           "into the LAG's hashing")

@@ -1,8 +1,8 @@
-"""The bonded lanes: link, cabling, FEC, the bond's state, throughput per lane and bond, and error counters under load."""
+"""The bonded lanes: link, cabling, FEC, the bond's state, throughput per lane and bond, error counters under load, and a lane's loss."""
 
 from __future__ import annotations
 
-from rackproof import bondrate, cabling, linkhealth, plan, traffic
+from rackproof import bondrate, cabling, disrupt, linkhealth, plan, traffic
 from rackproof.plan import Phase
 from rackproof.probes.bonding import BONDING
 from rackproof.probes.ethtool import ETHTOOL
@@ -26,3 +26,6 @@ BOND_FOUR_STREAMS = plan.in_rounds("bond.four_streams", "link_pair",
                                    lambda sender, receiver, ctx: bondrate.attempts(sender, receiver, ctx.cluster))
 LANE_COUNTERS_UNDER_LOAD = plan.after_load("lane.counters_under_load", "loaded_lane", lambda lane, ctx: linkhealth.since_load(
     ctx.ledger, lane.host, lane.name, lane.where, ctx.cluster.expect))
+# opt-in (its check is disruptive): last, the whole rack held by the run alone
+BOND_LANE_LOSS = plan.alone("bond.lane_loss", "bond_pair", lambda sender, receiver, ctx: disrupt.lane_loss(
+    sender, receiver, ctx.cluster))
