@@ -21,6 +21,7 @@ from typing import Callable, Iterable
 from .inventory import ClusterAtStep, Node
 from .probe import Command, Probe
 from .probes import ParseError
+from .probes._between import declared
 from .probes.bonding import BONDING
 from .probes.files import CONFIG_PATHS
 from .probes.ip import LINK_SET
@@ -53,9 +54,9 @@ class Tool:
                                                # only prints (its version, else its usage) and changes nothing
 
 
+# the tools of the measurements between nodes come from their declarations (probes._between)
 TOOLS = {t.name: t for t in (
-    # --cport (a bond's lane chosen by its client port) came with iperf3 3.1
-    Tool("iperf3", "sudo apt install iperf3", minimum=(3, 1), asked="-v"),
+    *(Tool(b.tool, b.fix, b.platforms, minimum=b.minimum, asked=b.asked) for b in declared()),
     Tool("ethtool", "sudo apt install ethtool"),
     Tool("lldpcli", "sudo apt install lldpd",
          daemon=("lldpd", "lldpcli show configuration", "sudo systemctl enable --now lldpd"), asked="-v"),
@@ -66,7 +67,6 @@ TOOLS = {t.name: t for t in (
     Tool("nvpmodel", "sudo apt install nvidia-l4t-nvpmodel", platforms=("thor",), asked="-h"),
     Tool("jetson_clocks", "sudo apt install nvidia-l4t-tools", platforms=("thor",),
          wanted=lambda c: c.expect.clocks_locked, asked="--help"),
-    Tool("ib_write_bw", "sudo apt install perftest", platforms=("spark",)),
     Tool("ibdev2netdev", "sudo apt install mlnx-tools (DOCA-OFED)", platforms=("spark",), asked="-h"),
     Tool("mpirun", "sudo apt install openmpi-bin", platforms=("spark",), wanted=lambda c: c.expect.run_nccl),
     Tool("docker", "sudo apt install docker.io", platforms=("spark",), on=SPARKRUN_HEAD,

@@ -1,8 +1,10 @@
 """Traffic between two nodes: a short-lived server on the receiver, a client on the sender.
 
-The server is the only thing the suite starts on a node. It is bounded twice: `-1` makes
-iperf3 exit after one test and `timeout` ends it even if no client ever comes; on top of
-that the suite kills it when the measurement ends, whatever happened.
+Every measurement between nodes is declared once in its tool's module (probes._between.Between:
+its server, its client, its tool); `between` runs any of them. The server is the only thing the
+suite starts on a node. It is bounded twice: `timeout` ends it even if no client ever comes
+(and iperf3's `-1` after one test); on top of that the suite kills it when the measurement ends,
+whatever happened.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from .remote import Evidence
 from .safetext import one_line
 from .probe import Command, Probe
 from .probes import ParseError
-from .probes.iperf import IPERF3_CLIENT, IPERF3_FROM_PORT, IPERF3_SERVER, WARM_UP_SECONDS, IperfResult
-from .probes.perftest import IB_WRITE_BW, IB_WRITE_BW_SERVER
+from .probes._between import Between
+from .probes.iperf import IPERF3, IPERF3_FROM_PORT, WARM_UP_SECONDS, IperfResult
 from .probes.sockets import HELD_CLIENT_PORTS, parse_ss_listen
 
 PORTS = range(5201, 5300)
@@ -108,8 +110,39 @@ def _exactly(text: str) -> str:
     return re.sub(r"([][\\.^$*+?(){}|])", r"\\\1", text)
 
 
+def between(measurement: Between, sender: Host, receiver: Host, runs: Sequence[tuple[dict, dict, str]],
+            lifetime: float) -> list:
+    """measurement from sender to receiver, once per run (its server's values, its client's, and
+    where it goes, in words): a server on the receiver for each run, on a free port, stopped
+    whatever happens; the clients on the sender, at once when the measurement goes together,
+    else one after the other, each with its own server. What each client read, in runs' order.
+    Each probe takes the values it names (a latency run takes no duration)."""
+    def made(probe, values: dict, **more) -> dict:
+        return {k: v for k, v in {**values, **more}.items() if k in probe.fields() | set(probe.parser_takes)}
+
+    def serving(stack: ExitStack, values: dict) -> int:
+        return stack.enter_context(server(receiver, lambda port: measurement.server.command(
+            **made(measurement.server, values, port=port)), lifetime=lifetime))
+
+    if len(runs) == 1 or not measurement.together:
+        found = []
+        for server_values, client_values, _ in runs:
+            with ExitStack() as stack:
+                port = serving(stack, server_values)
+                found.append(sender.read(measurement.client, timeout=lifetime,
+                                         **made(measurement.client, client_values, port=port)))
+        return found
+    with ExitStack() as stack:
+        values = {str(i): made(measurement.client, client_values, port=serving(stack, server_values))
+                  for i, (server_values, client_values, _) in enumerate(runs)}
+        clients = {label: measurement.client.command(**made(measurement.client, v)) for label, v in values.items()}
+        return list(sender.read_at_once(
+            clients, lambda text, label: measurement.client.parse(text, values[label]), timeout=lifetime,
+            describe=lambda label: f"{clients[label]} ({runs[int(label)][2]})").values())
+
+
 def _iperf3_server(address: str):
-    return lambda port: IPERF3_SERVER.command(address=address, port=port)
+    return lambda port: IPERF3.server.command(address=address, port=port)
 
 
 def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds: int = 5, *,
@@ -125,10 +158,9 @@ def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds
     def measured() -> IperfResult:
         if streams > 1 and sender.spec.bond is not None:
             return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
-        lifetime = _lifetime(seconds)
-        with server(receiver, _iperf3_server(address), lifetime=lifetime) as port:
-            return sender.read(IPERF3_CLIENT, timeout=lifetime, address=address, port=port, seconds=seconds,
-                               streams=streams)
+        return between(IPERF3, sender, receiver, [({"address": address},
+                                                  {"address": address, "seconds": seconds, "streams": streams},
+                                                  f"to {receiver.name} {address}")], _lifetime(seconds))[0]
     return _unless_killed(measured, sender, receiver)
 
 
@@ -278,35 +310,15 @@ def _most(values) -> float | None:
     return None if None in found else max(found)
 
 
-def ib_write_bw(sender: Host, receiver: Host, links, seconds: int = 5, gid_index: int = 3) -> list:
-    """RDMA write bandwidth over several RoCE links at once (one server port per link), as
-    NVIDIA measures a Spark's QSFP port: one run per logical interface, added up.
-    `links`: (sender's, receiver's) CX7 interface per link; results in that order. `gid_index`:
-    NVIDIA's playbook uses 3, the RoCE v2 GID of the interface's IPv4 address on a DGX Spark."""
-
-    def parse(text: str, _label: str):
-        try:
-            return IB_WRITE_BW.parser(text)
-        except ParseError as e:
-            if e.reason != "no result row":
-                raise
-            # perftest exits 0 when its queue pairs never connect over a GID that does not route
-            raise ParseError(e.tool, f"the run printed its header and no result row, so no data moved. Usual cause: "
-                             f"GID index {gid_index} (-x {gid_index}) is not the RoCE v2 GID of the interface's IPv4 "
-                             "address on one of the nodes (show_gids lists each device's GIDs)", text) from None
-
-    with ExitStack() as stack:
-        ports = [stack.enter_context(server(
-                     receiver, lambda port, d=dst.rdma_device: IB_WRITE_BW_SERVER.command(
-                         device=d, gid_index=gid_index, seconds=seconds, port=port),
-                     lifetime=seconds + 30))
-                 for _, dst in links]
-        clients = {str(i): IB_WRITE_BW.command(device=src.rdma_device, gid_index=gid_index, seconds=seconds, port=port,
-                                               address=dst.address.split("/")[0])
-                   for i, ((src, dst), port) in enumerate(zip(links, ports))}
-
-        def describe(label: str) -> str:
-            src, dst = links[int(label)]
-            return f"{clients[label]} (from {src.name} to {receiver.name} {dst.name})"
-
-        return list(sender.read_at_once(clients, parse, timeout=seconds + 30, describe=describe).values())
+def over_links(measurement: Between, sender: Host, receiver: Host, links, seconds: int = 5,
+               gid_index: int = 3) -> list:
+    """An RDMA measurement (perftest's) over each RoCE link from sender to receiver, one server
+    port per link. `links`: (sender's, receiver's) CX7 interface per link, each a PCIe function of
+    a cabled port; results in that order. `gid_index`: NVIDIA's playbook uses 3, the RoCE v2 GID of
+    the interface's IPv4 address on a DGX Spark."""
+    shared = {"gid_index": gid_index, "seconds": seconds}
+    return between(measurement, sender, receiver,
+                   [({"device": dst.rdma_device, **shared},
+                     {"device": src.rdma_device, "address": dst.address.split("/")[0], **shared},
+                     f"from {src.name} to {receiver.name} {dst.name}") for src, dst in links],
+                   lifetime=seconds + 30)

@@ -8,6 +8,7 @@ from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
 from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.netplan import CX7_NETPLAN, MODE_OWNER, NAMING_INTERFACES
+from rackproof.probes.perftest import WRITE_BANDWIDTH
 from rackproof.probes.sshcheck import SSH_CONNECTION
 
 
@@ -54,7 +55,8 @@ CX7_NODE_BACKUPS = plan.each("cx7_node.backups", Phase.FACTS, "cx7_node", _backu
 CX7_NODE_MANAGEMENT_PATH = plan.each("cx7_node.management_path", Phase.FACTS, "cx7_node", _management_path)
 CX7_PEER_PINGS = plan.each("cx7.peer_pings", Phase.FACTS, "cx7", lambda cx7, ctx: cx7.host.ping(
     [c.address.split("/")[0] for _, c in addressing.cx7_peers(ctx.cluster.nodes, cx7.host.name, cx7.spec.address)]))
-CX7_ROCE = plan.in_rounds("cx7.roce", "cx7_pair", lambda sender, receiver, ctx: traffic.ib_write_bw(
-    sender, receiver, addressing.cx7_links(sender.spec, receiver.spec), seconds=ctx.cluster.expect.iperf_seconds))
+CX7_ROCE = plan.in_rounds("cx7.roce", "cx7_pair", lambda sender, receiver, ctx: traffic.over_links(
+    WRITE_BANDWIDTH, sender, receiver, addressing.cx7_links(sender.spec, receiver.spec),
+    seconds=ctx.cluster.expect.iperf_seconds))
 # after the RoCE rounds: the collective loads every CX7 link at once
 CX7_NCCL = plan.each("cx7.nccl", Phase.LOAD, "cx7_cluster", _nccl)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import iperf3
 
 from . import ParseError
+from ._between import Between
 from rackproof.probe import Probe
 
 TOOL = "iperf3"
@@ -207,3 +208,5 @@ IPERF3_FROM_PORT = Probe("iperf3 --cport", "one TCP stream from a chosen client 
                          f"iperf3 -c {{address}} -p {{port}} --cport {{client_port}} -t {{seconds}} -O {WARM_UP_SECONDS} -J",
                          parse_iperf3, repeatable=False, seen_on=("iperf 3.9", "Debian 12"),
                          unseen="the iperf3 probe's JSON with one stream; no Thor run was found")
+# --cport (a bond's lane chosen by its client port) came with iperf3 3.1
+IPERF3 = Between("iperf3", "sudo apt install iperf3", IPERF3_SERVER, IPERF3_CLIENT, minimum=(3, 1), asked="-v")

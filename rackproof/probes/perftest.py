@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
+from ._between import Between
 from ._text import finite_float
 from rackproof.probe import Probe
 
@@ -56,7 +57,8 @@ class PerftestResult:
         return _converted(self.bw_average, self.unit, "Gb/sec")
 
 
-def parse_ib_write_bw(text: str) -> PerftestResult:
+def parse_ib_write_bw(text: str, gid_index: int | None = None) -> PerftestResult:
+    """`gid_index`: the -x the run was given, named when no row came (below)."""
     lines = text.splitlines()
     for line in lines:
         if _FAILURE.match(line.strip()):
@@ -66,7 +68,7 @@ def parse_ib_write_bw(text: str) -> PerftestResult:
         raise ParseError(TOOL, "no result table header ('#bytes #iterations BW peak...')", text)
     rows = [row for line in lines[header_at + 1:] if (row := _ROW.fullmatch(line.strip()))]
     if not rows:
-        raise ParseError(TOOL, "no result row", text)
+        raise _no_row(TOOL, text, gid_index)
     last = rows[-1]
     preamble = "\n".join(lines[:header_at])
     device, link_type = _DEVICE.search(preamble), _LINK_TYPE.search(preamble)
@@ -83,6 +85,15 @@ def parse_ib_write_bw(text: str) -> PerftestResult:
     )
 
 
+def _no_row(tool: str, text: str, gid_index: int | None) -> ParseError:
+    # perftest exits 0 when its queue pairs never connect over a GID that does not route
+    if gid_index is None:
+        return ParseError(tool, "no result row", text)
+    return ParseError(tool, f"the run printed its header and no result row, so no data moved. Usual cause: GID index "
+                      f"{gid_index} (-x {gid_index}) is not the RoCE v2 GID of the interface's IPv4 address on one of "
+                      "the nodes (show_gids lists each device's GIDs)", text)
+
+
 def _converted(value: float, unit: str, wanted: str) -> float:
     return value if unit == wanted else value * BITS_PER_SECOND[unit] / BITS_PER_SECOND[wanted]
 
@@ -93,7 +104,9 @@ IB_WRITE_BW_SERVER = Probe("ib_write_bw server", "receives RDMA writes on one Ro
                            unseen="its output is not read: the client's is")
 IB_WRITE_BW = Probe("ib_write_bw", "RDMA write bandwidth over one CX7 link (perftest)",
                     "ib_write_bw -d {device} -x {gid_index} -F --report_gbits -D {seconds} -p {port} {address}",
-                    parse_ib_write_bw, repeatable=False,
+                    parse_ib_write_bw, ("gid_index",), repeatable=False,
                     seen_on=("DGX Spark", "Proxmox VE"),
                     unseen="a DGX Spark's client was seen with --run_infinitely only; a timed run (-D, as the suite "
                            "runs it) on another ConnectX host")
+# the links of a port at once: NVIDIA measures a Spark's QSFP port as the sum of its logical interfaces
+WRITE_BANDWIDTH = Between(TOOL, "sudo apt install perftest", IB_WRITE_BW_SERVER, IB_WRITE_BW, platforms=("spark",))
