@@ -7,7 +7,8 @@ switch port left at a lower MTU passed it while the TCP streams hashed onto that
 
 A path that drops full-size frames lets a TCP connection through its handshake and then stalls
 it, which a throughput check would otherwise blame on the lane, the cable or the hosts:
-`blocked` is the evidence such a check asks for before it names a cause.
+`blocked` is the evidence the plan's diagnosis phase finds for such a check before it names a
+cause (rackproof.diagnosis).
 """
 
 from __future__ import annotations
