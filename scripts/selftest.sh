@@ -5,9 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# the selftests start hundreds of Pythons (the suite's runs in pytester, the CLI, xdist workers,
+# a rack's `rackproof sudoers`): where the environment says PYTHONDONTWRITEBYTECODE each of them
+# compiled rackproof's source again and pytest rewrote the plugin's asserts again. Their bytecode
+# goes to one cache of this run's instead, outside the checkout, removed at the end.
+PYTHONPYCACHEPREFIX="$(mktemp -d "${TMPDIR:-/tmp}/rackproof-pycache.XXXXXX")"
+export PYTHONPYCACHEPREFIX
+unset PYTHONDONTWRITEBYTECODE
+trap 'rm -rf "$PYTHONPYCACHEPREFIX"' EXIT
 # the layers (pyproject.toml's [tool.importlinter]): the product apart from the simulator, pytest
 # in the plugin alone, probes apart from the checks; no cache written into the checkout
 .venv/bin/lint-imports --no-cache
 # three workers: two take the modules that bring up simulated racks, the third the other tests
 # (selftests/conftest.py); the log ends with the 25 slowest (where the CI's minutes go)
-exec .venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 3 --dist loadscope --durations=25 "$@"
+.venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 3 --dist loadscope --durations=25 "$@"
