@@ -13,8 +13,6 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import jsonschema
-
 import rackproof
 from rackproof import kinds
 from rackproof.failure import Failure
@@ -197,6 +195,9 @@ def schema() -> dict:
 def problems(doc: dict, newer_fields_ok: bool = False) -> list[str]:
     """Where a document departs from the schema, one line each (empty: it validates).
     newer_fields_ok: fields a later minor version added are not problems for this reader."""
+    # imported here: only reading an earlier results.json validates, and jsonschema's import was
+    # 0.14-0.27 s of every run's start (and every xdist worker's), -X importtime on this machine
+    import jsonschema
     validator = jsonschema.Draft202012Validator(schema())
     errors = [e for e in validator.iter_errors(doc) if not (newer_fields_ok and e.validator == "additionalProperties")]
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
