@@ -1,16 +1,19 @@
 """rackproof.diagnosis: which measured results show the symptom a diagnosis is asked for, both
-sides of each (no rack: results made here), and that a finding asks only the node it names."""
+sides of each (no rack: results made here), and that a finding asks only the node it names; the
+plan's diagnosis phase (plan.diagnosis) asks it of those targets only, after the other phases."""
 
 from pathlib import Path
 from types import SimpleNamespace
 
-from rackproof import diagnosis
+import pytest
+
+from rackproof import diagnosis, plan
 from rackproof.inventory import FINISHED, load_inventory
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.iperf import IperfResult
 from rackproof.probes.slurm import Controller, NodeState
 from rackproof.references import lane_gbps
-from rackproof.remote import Result
+from rackproof.remote import EvidenceLog, NodeUnreachable, Result
 
 INVENTORY = load_inventory(Path(__file__).parents[1] / "examples" / "thor5.toml")
 CLUSTER = INVENTORY.at(FINISHED)
@@ -66,3 +69,40 @@ def test_a_chat_that_did_not_come_whole_shows_the_symptom():
     assert diagnosis.chat_broken(None, broken, CLUSTER) and not diagnosis.chat_broken(None, whole, CLUSTER)
     assert diagnosis.compared_chat_broken(None, (broken, whole), CLUSTER)
     assert not diagnosis.compared_chat_broken(None, (whole, broken), CLUSTER)   # the local one: no agent to ask
+
+
+class _ByName(dict):
+    """Hosts that are their names, and none a node the settling asks after."""
+
+    def __missing__(self, name):
+        return name
+
+
+def test_the_plan_asks_a_diagnosis_of_the_targets_showing_a_symptom_only_after_the_other_phases(tmp_path):
+    seen = []
+
+    def rate(node, ctx):
+        seen.append(("rate", node))
+        if node == "thor-4":
+            raise NodeUnreachable(node, "no route")   # its judge reports that: no cause to find
+        return 1 if node == "thor-3" else 10
+    rates = plan.each("x.rate", plan.Phase.FACTS, "node", rate)
+    jobs = plan.each("x.job", plan.Phase.LOAD, "node", lambda node, ctx: seen.append(("job", node)) or node == "thor-1")
+    cause = plan.diagnosis("x.cause", [(rates, lambda node, value, cluster: value < 5),
+                                       (jobs, lambda node, refused, cluster: refused)],
+                           lambda node, value, ctx: seen.append(("cause", node)) or f"{node}: {value}")
+    nodes = [("thor-1",), ("thor-2",), ("thor-3",), ("thor-4",)]
+    said = []
+    results = plan.run([cause, rates, jobs], {"x.rate": nodes, "x.job": nodes[:2], "x.cause": nodes},
+                       plan.Context(CLUSTER, _ByName(), EvidenceLog(), tmp_path / "locks", said=said.append))
+    assert sorted(node for what, node in seen[-2:] if what == "cause") == ["thor-1", "thor-3"], seen
+    assert [what for what, _ in seen[:-2]] == ["rate"] * 4 + ["job"] * 2
+    # thor-1 by its refused job (its rate was good: fn gets what showed the symptom), thor-3 by its rate
+    assert results.part("x.cause", "thor-1").value == "thor-1: True"
+    assert results.part("x.cause", "thor-3").value == "thor-3: 1"
+    for node in ("thor-2", "thor-4"):
+        with pytest.raises(plan.NotMeasured):
+            results.part("x.cause", node)
+    # the diagnosis says nothing on the terminal: a healthy rack's asks no one
+    assert said == ["rackproof: measuring facts (1 measurement, 4 targets)",
+                    "rackproof: measuring load (1 measurement, 2 targets)"]
