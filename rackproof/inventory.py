@@ -27,8 +27,8 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from .ics import CalendarError, parse_calendar
 from .references import (BOND_FLOOR, FEC_PER_GB, FIRST_TOKEN, FIRST_TOKEN_WAIT_FACTOR, FIRST_TOKEN_WAIT_MIN_S,
-                         LANE_FLOOR, LANE_RATE, MAX_GBPS, NCCL_FLOOR, ONE_STREAM_LANES, REMOTE_RATIO, ROCE_FLOOR,
-                         Setting)
+                         LANE_FLOOR, LANE_RATE, MAX_GBPS, NCCL_FLOOR, ONE_STREAM_LANES, RDMA_LATENCY, REMOTE_RATIO,
+                         ROCE_FLOOR, Setting)
 from .safetext import one_line
 from .userinput import read_regular_file
 
@@ -289,6 +289,7 @@ class Expect(Model):
         60, "a lane back up is in the aggregator again within this many seconds")
     cx7_speed_mbps: Mbps = _about(200000, "ethtool speed of a CX7 interface")
     roce_floor_gbps: float = _bound(ROCE_FLOOR)
+    rdma_latency_max_us: float = _bound(RDMA_LATENCY)
     nccl_test: NcclTest = _about("all_gather_perf", "the nccl-tests program run (it is a command: only these names)")
     nccl_busbw_floor_gbs: float = _bound(NCCL_FLOOR)
     run_nccl: bool = _about(False, "run `nccl_test` over the nodes' CX7 interfaces")

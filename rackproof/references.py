@@ -56,6 +56,10 @@ BOND_FLOOR = Setting("bond_floor_fraction", 0.9, "iperf3 -P 4 vs lanes x lane sp
 ONE_STREAM_LANES = Setting("single_stream_ceiling_lanes", 1.3, "one stream over a bond stays on about one lane; at 2 "
                            "or more one lane could not be told from two", gt=None, ge=1, lt=2)
 ROCE_FLOOR = Setting("roce_floor_gbps", 180.0, "ib_write_bw over both links, summed", "Gb/s", le=MAX_GBPS)
+# a DGX Spark's CX7 link writes 2 bytes in 1.47 µs typical (samples/ib_write_lat_dgx_spark_*); a ConnectX on
+# InfiniBand 1.87 µs; a link that pauses, retransmits or runs in software takes tens to hundreds
+RDMA_LATENCY = Setting("rdma_latency_max_us", 5.0, "ib_write_lat over one CX7 link, each direction: the typical "
+                       "(median) latency of a 2-byte RDMA write", "µs", le=1000)
 NCCL_FLOOR = Setting("nccl_busbw_floor_gbs", 21.875, "NCCL bus bandwidth", "GB/s", le=MAX_GBPS / 8)
 REMOTE_RATIO = Setting("remote_tokens_ratio_floor", 0.9, "a model on another node vs the agent's node", le=1)
 # a healthy 25G or 200G DAC corrects a few (a pre-FEC bit error rate under ~1e-8); a marginal one
@@ -65,8 +69,8 @@ FEC_PER_GB = Setting("fec_corrected_per_gb", 1000.0, "corrected FEC blocks a lan
                      "whatever this says", "blocks/GB", le=1e9)
 FIRST_TOKEN = Setting("first_token_seconds", 5.0, "the time-to-first-token bound: a first token after it fails its "
                       "check as a figure (\"first token after 20.1 s (bound 5 s)\")", "s", le=120)
-SETTINGS = (LANE_RATE, LANE_FLOOR, BOND_FLOOR, ONE_STREAM_LANES, ROCE_FLOOR, NCCL_FLOOR, REMOTE_RATIO, FEC_PER_GB,
-            FIRST_TOKEN)
+SETTINGS = (LANE_RATE, LANE_FLOOR, BOND_FLOOR, ONE_STREAM_LANES, ROCE_FLOOR, RDMA_LATENCY, NCCL_FLOOR, REMOTE_RATIO,
+            FEC_PER_GB, FIRST_TOKEN)
 
 # (from, to) -> factor: the only unit conversions the suite makes
 _FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("Gbit/s", "bit/s"): 1e9, ("s", "ms"): 1e3, ("ms", "s"): 1e-3}
@@ -127,6 +131,8 @@ REFERENCES = {r.name: r for r in (
               "bond_floor_fraction x lanes x one lane's rate", setting=BOND_FLOOR),
     Reference("roce.port", "RoCE", "Gb/s", ROCE_FLOOR, "roce_floor_gbps (the RDMA hardware's own figure, never scaled)",
               setting=ROCE_FLOOR),
+    Reference("roce.latency", "RDMA latency", "µs", RDMA_LATENCY, "rdma_latency_max_us", better="lower",
+              setting=RDMA_LATENCY),
     Reference("nccl.busbw", "NCCL bus bandwidth", "GB/s", NCCL_FLOOR, "nccl_busbw_floor_gbs", setting=NCCL_FLOOR),
     Reference("first_token", "time to first token", "ms", lambda e: convert(FIRST_TOKEN(e), "s", "ms"),
               "first_token_seconds", better="lower", setting=FIRST_TOKEN),

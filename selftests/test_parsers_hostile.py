@@ -54,7 +54,7 @@ from rackproof.probes.lldp import parse_neighbours
 from rackproof.probes.nccl import NcclResult, parse_nccl
 from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, parse_netplan_naming
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_gpus, parse_nvidia_smi_banner, parse_nvidia_smi_query
-from rackproof.probes.perftest import PerftestResult, parse_ib_write_bw
+from rackproof.probes.perftest import LatencyResult, PerftestResult, parse_ib_write_bw, parse_ib_write_lat
 from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, parse_ss_ports, scope
 from rackproof.probes.sparkrun import ClusterDefinition, SetupCheck, parse_cluster_show, parse_setup_check, parse_version
@@ -152,6 +152,7 @@ PARSERS = [
     Parser(parse_nvidia_smi_banner, NvidiaSmiBanner, samples("nvidia_smi_*")),
     Parser(parse_gpus, tuple, samples("nvidia_smi_*"), check=lambda gpus: all(g.name and g.driver_version for g in gpus)),
     Parser(parse_ib_write_bw, PerftestResult, samples("ib_write_bw_*")),
+    Parser(parse_ib_write_lat, LatencyResult, samples("ib_write_lat_*")),
     Parser(parse_ping, PingResult, samples("ping_*"), args=st.tuples(st.none() | st.text(max_size=10)),
            fixed_args=("thor-2",)),
     Parser(parse_ss_listen, tuple, samples("ss_*"),

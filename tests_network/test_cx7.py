@@ -9,8 +9,8 @@ import pytest
 from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, NotVerified, judge
-from rackproof.measurements.cx7 import CX7_ADDRESSES, CX7_LINK, CX7_NCCL, CX7_NODE_NETPLAN, CX7_PEER_PINGS, CX7_RDMA, \
-    CX7_ROCE
+from rackproof.measurements.cx7 import CX7_ADDRESSES, CX7_LATENCY, CX7_LINK, CX7_NCCL, CX7_NODE_NETPLAN, CX7_PEER_PINGS, \
+    CX7_RDMA, CX7_ROCE
 from rackproof.probes.netplan import CX7_NETPLAN
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
@@ -91,6 +91,25 @@ def test_roce_bandwidth_over_the_port(cx7_pair, measure, planned):
         else "the port runs below 200 Gb/s (a cable rated lower, or a lower negotiated speed: see test_cx7_speed), "
              "or other traffic shares the port"),
           also=", ".join(f"{src.name} {name}: {r.gbits_average:.2f} Gb/s" for name, r in zip(names, results)))
+
+
+@pytest.mark.step(3)
+@pytest.mark.capability(MULTI_NODE)
+def test_rdma_latency_of_each_link(cx7_pair, measure, planned):
+    """This direction of each CX7 link (each PCIe function of the port): ib_write_lat's typical
+    latency of a 2-byte write, the slowest link judged, every link's figure shown."""
+    src, dst = cx7_pair.src, cx7_pair.dst
+    links = addressing.cx7_links(src.spec, dst.spec)
+    if not links:
+        raise Failure(cx7_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
+    names = [f"{src.name} {s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
+    figures = [measure("roce.latency", name, r.t_typical, "µs") for name, r in zip(names, planned(CX7_LATENCY))]
+    slowest = max(range(len(figures)), key=lambda i: figures[i].value)
+    judge(figures[slowest], f"{names[slowest]} (ib_write_lat)", (
+        "this direction or link waits where the others do not: pause frames or a congested queue on its path "
+        "(ethtool -S: rx_prio*_pause, out_of_buffer), an MTU that differs between its two ends, or a receiving "
+        "CPU in a deep idle state; hundreds of µs is RDMA in software (rxe), not the CX7"),
+          also=", ".join(f"{name}: {m.value:g} µs" for name, m in zip(names, figures)))
 
 
 @pytest.mark.step(4)   # mpirun starts the ranks over SSH

@@ -1,4 +1,5 @@
-"""The CX7 ports: link, RDMA, addresses, cabling, pings, RoCE bandwidth, the NCCL collective, and the netplan files that keep them."""
+"""The CX7 ports: link, RDMA, addresses, cabling, pings, RoCE bandwidth and latency, the NCCL collective, and the netplan
+files that keep them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
 from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.netplan import CX7_NETPLAN, MODE_OWNER, NAMING_INTERFACES
-from rackproof.probes.perftest import WRITE_BANDWIDTH
+from rackproof.probes.perftest import WRITE_BANDWIDTH, WRITE_LATENCY
 from rackproof.probes.sshcheck import SSH_CONNECTION
 
 
@@ -57,6 +58,10 @@ CX7_PEER_PINGS = plan.each("cx7.peer_pings", Phase.FACTS, "cx7", lambda cx7, ctx
     [c.address.split("/")[0] for _, c in addressing.cx7_peers(ctx.cluster.nodes, cx7.host.name, cx7.spec.address)]))
 CX7_ROCE = plan.in_rounds("cx7.roce", "cx7_pair", lambda sender, receiver, ctx: traffic.over_links(
     WRITE_BANDWIDTH, sender, receiver, addressing.cx7_links(sender.spec, receiver.spec),
+    seconds=ctx.cluster.expect.iperf_seconds))
+# each ordered pair is a direction; its links one after the other (WRITE_LATENCY), so no run is another's load
+CX7_LATENCY = plan.in_rounds("cx7.latency", "cx7_pair", lambda sender, receiver, ctx: traffic.over_links(
+    WRITE_LATENCY, sender, receiver, addressing.cx7_links(sender.spec, receiver.spec),
     seconds=ctx.cluster.expect.iperf_seconds))
 # after the RoCE rounds: the collective loads every CX7 link at once
 CX7_NCCL = plan.each("cx7.nccl", Phase.LOAD, "cx7_cluster", _nccl)

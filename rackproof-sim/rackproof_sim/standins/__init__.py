@@ -21,6 +21,7 @@ TOOLS = {
     "ethtool": "ethtool",
     "ibdev2netdev": "rdma",
     "ib_write_bw": "rdma",
+    "ib_write_lat": "rdma",
     "nvidia-smi": "gpu",
     "nvpmodel": "gpu",
     "jetson_clocks": "gpu",
@@ -36,9 +37,9 @@ TOOLS = {
 
 # the tools a measurement runs: they run for seconds, are signalled and listed as processes of
 # their own, so each runs as one (the others answer from the node's stand-in server: .server)
-MEASURING = frozenset({"ib_write_bw", "mpirun", "all_gather_perf", "all_reduce_perf"})
+MEASURING = frozenset({"ib_write_bw", "ib_write_lat", "mpirun", "all_gather_perf", "all_reduce_perf"})
 THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "jetson_clocks", "dpkg-query", "systemctl", "chronyc"]
-SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "nvidia-smi", "dpkg-query", "mpirun",
+SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "ib_write_lat", "nvidia-smi", "dpkg-query", "mpirun",
                "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk"]
 
 

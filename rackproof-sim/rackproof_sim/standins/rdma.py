@@ -1,10 +1,11 @@
-"""ibdev2netdev and ib_write_bw for a node whose RoCE devices are modelled.
+"""ibdev2netdev, ib_write_bw and ib_write_lat for a node whose RoCE devices are modelled.
 
 ibdev2netdev maps each modelled RDMA device to its netdev, Up or Down from the real veth.
-ib_write_bw does a real TCP exchange with its peer over the addressed link (the port perftest
-uses for its out-of-band exchange, 18515 unless -p), moves some data, and prints the bandwidth
-of the model (~96 Gb/s per logical CX7 link of a DGX Spark). A link that is down fails the way
-perftest fails.
+ib_write_bw and ib_write_lat do a real TCP exchange with their peer over the addressed link (the
+port perftest uses for its out-of-band exchange, 18515 unless -p); ib_write_bw moves some data
+and prints the bandwidth of the model (~96 Gb/s per logical CX7 link of a DGX Spark), ib_write_lat
+bounces small messages and prints the model's latency (a DGX Spark's 1.47 us typical, its real
+sample; the model's `rdma_latency_us` when set). A link that is down fails the way perftest fails.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def run(tool: str, args: list[str]) -> int:
         maps = tuple(RdmaMap(dev, 1, netdev, link_up(netdev)) for dev, netdev in sorted(_devices(m).items()))
         sys.stdout.write(render_ibdev2netdev(maps))
         return 0
-    return _ib_write_bw(m, args)
+    return _ib_write_lat(m, args) if tool == "ib_write_lat" else _ib_write_bw(m, args)
 
 
 def _parse(args: list[str]) -> dict:
@@ -103,13 +104,9 @@ def _ib_write_bw(m: dict, args: list[str]) -> int:
     local_ip = ipv4_of(netdev)
     if o["server"] is None:
         return _server(m, o, device, netdev, local_ip, render_ib_write_bw)
-    # client
-    try:
-        sock = socket.create_connection((o["server"], o["port"]), timeout=5,
-                                        source_address=(local_ip, 0) if local_ip else None)
-    except OSError:
-        return _fail([f"Couldn't connect to {o['server']}:{o['port']}", " Unable to init the socket connection"])
-    sock.settimeout(15)
+    sock = _connected(o, local_ip)
+    if isinstance(sock, int):
+        return sock
     f = sock.makefile("rwb")
     f.write(json.dumps({"device": device, "ip": local_ip, "up": link_up(netdev), "size": o["size"]}).encode() + b"\n")
     f.flush()
@@ -144,24 +141,43 @@ def _ib_write_bw(m: dict, args: list[str]) -> int:
     return 0
 
 
-def _server(m, o, device, netdev, local_ip, render) -> int:
-    no_peak = o["infinite"] or o["duration"] is not None
-    # perftest warns before it waits, as the client does, when it will measure no peak
-    from rackproof_sim.formats.perftest import NO_PEAK_WARNING
-    sys.stdout.write((NO_PEAK_WARNING + "\n" if no_peak else "")
-                     + "\n************************************\n* Waiting for client to connect... *\n"
+def _connected(o: dict, local_ip: str | None) -> socket.socket | int:
+    """A client's connection to its server over the link, or perftest's exit status when none answers."""
+    try:
+        sock = socket.create_connection((o["server"], o["port"]), timeout=5,
+                                        source_address=(local_ip, 0) if local_ip else None)
+    except OSError:
+        return _fail([f"Couldn't connect to {o['server']}:{o['port']}", " Unable to init the socket connection"])
+    sock.settimeout(15)
+    return sock
+
+
+def _accepted(port: int, warned: str = "") -> socket.socket | int:
+    """A server's wait for its client, as perftest prints it (after `warned`): the connection,
+    or perftest's exit status when the port cannot be had."""
+    sys.stdout.write(warned + "\n************************************\n* Waiting for client to connect... *\n"
                      "************************************\n")
     sys.stdout.flush()
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        srv.bind(("0.0.0.0", o["port"]))
+        srv.bind(("0.0.0.0", port))
     except OSError:
-        return _fail([f"Couldn't listen to port {o['port']}", " Unable to open file descriptor for socket connection"
+        return _fail([f"Couldn't listen to port {port}", " Unable to open file descriptor for socket connection"
                       " Unable to init the socket connection"])
     srv.listen(1)
     conn, _addr = srv.accept()
     srv.close()
+    return conn
+
+
+def _server(m, o, device, netdev, local_ip, render) -> int:
+    no_peak = o["infinite"] or o["duration"] is not None
+    # perftest warns before it waits, as the client does, when it will measure no peak
+    from rackproof_sim.formats.perftest import NO_PEAK_WARNING
+    conn = _accepted(o["port"], NO_PEAK_WARNING + "\n" if no_peak else "")
+    if isinstance(conn, int):
+        return conn
     f = conn.makefile("rwb")
     try:
         client = json.loads(f.readline() or b"{}")
@@ -182,4 +198,45 @@ def _server(m, o, device, netdev, local_ip, render) -> int:
     conn.close()
     sys.stdout.write(render(_result(m, o, device), run_infinitely=o["infinite"], duration=o["duration"] is not None,
                             local_ip=local_ip, remote_ip=client.get("ip"), warned=True))
+    return 0
+
+
+def _ib_write_lat(m: dict, args: list[str]) -> int:
+    """Both ends time the ping-pong and print the table (perftest's write_lat); here a few hundred
+    real round trips over the link, then the model's figures."""
+    from rackproof.probes.perftest import LatencyResult
+    from rackproof_sim.formats.perftest import render_ib_write_lat
+    o = _parse(args)
+    o["iters"] = o["iters"] if "-n" in args or "--iters" in args else 1000
+    devices = _devices(m)
+    device = o["dev"] or (sorted(devices)[0] if devices else None)
+    if device not in devices:
+        return _fail([f"IB device {device} not found", " Unable to find the Infiniband/RoCE device"])
+    netdev = devices[device]
+    local_ip = ipv4_of(netdev)
+    sock = _accepted(o["port"]) if o["server"] is None else _connected(o, local_ip)
+    if isinstance(sock, int):
+        return sock
+    sock.settimeout(15)
+    f = sock.makefile("rwb")
+    f.write(json.dumps({"ip": local_ip, "up": link_up(netdev)}).encode() + b"\n")
+    f.flush()
+    try:
+        peer = json.loads(f.readline() or b"{}")
+        if not peer.get("up") or not link_up(netdev):
+            raise OSError
+        for _ in range(200):        # the ping-pong, 2 bytes each way
+            f.write(b"p\n")
+            f.flush()
+            if not f.readline():
+                raise OSError
+    except (OSError, ValueError):
+        sock.close()
+        return _fail(["Failed to modify QP to RTS", " Unable to Connect the HCA's through the link"])
+    sock.close()
+    typical = float(m.get("rdma_latency_us") or 1.47)
+    t = [round(typical * k * random.uniform(0.99, 1.01), 2) for k in (0.97, 1.31, 1.0, 1.0, 0.0, 1.07, 1.31)]
+    t[2], t[3], t[6] = round(typical, 2), round(typical, 2), t[1]
+    sys.stdout.write(render_ib_write_lat(LatencyResult(2, o["iters"], *t, device=device, link_type="Ethernet"),
+                                         local_ip=local_ip, remote_ip=peer.get("ip")))
     return 0
