@@ -86,6 +86,7 @@ def test_every_bound_s_setting_is_the_inventory_s_field():
     for setting in SETTINGS:
         field = Expect.model_fields[setting.name]
         assert field.default == setting.default and field.description == setting.doc
+        assert field.annotation == (float if setting.default is not None else float | None)   # a figure's bound
     assert {r.setting for r in REFERENCES.values() if r.setting} <= set(SETTINGS)
 
 
