@@ -93,7 +93,9 @@ class BondedRate:
         return tuple(s for s in result.streams if s.received_bps < STALLED * self.lane_bps)
 
     def cause(self, lane_mbps: int, cluster: ClusterAtStep) -> str:
-        """Why the best attempt fell short, chosen from what the lanes and the streams show."""
+        """Why the best attempt fell short, chosen from what the lanes and the streams show: it
+        reads the members and pings, so the controller asks it in the plan's diagnosis phase
+        (rackproof.diagnosis.bond_cause), never a judge."""
         checks = [_member(host, name, lane_mbps) for host in (self.sender, self.receiver) for name in host.spec.bond.lanes]
         slow = [(text, speed) for text, speed, known in checks if text and known]
         unknown = "".join(f"; {text}" for text, _, known in checks if not known)
