@@ -12,14 +12,13 @@ fixtures/, which conftest.py loads.
     recording  where --record writes the run's answers, and --anonymise's masked copy
     evidence   what a check leaves: commands run, figures, capability, its message
     report     the acceptance report (one folder per run) and the verdict's coverage
-    scheduling xdist: tests dealt to workers one at a time (--maxschedchunk 1)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from . import evidence, options, ownfaults, params, planning, recording, scheduling
+from . import evidence, options, ownfaults, params, planning, recording
 from . import report as reporting
 # every test's own evidence and the whole rack a disruptive check holds: found on this module
 from .evidence import _collect_evidence  # noqa: F401
@@ -66,7 +65,6 @@ def pytest_configure(config: pytest.Config) -> None:
             run.folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:    # the report's folder cannot be made (read-only, disk full)
         ownfaults.folder_not_made(e)
-    scheduling.deal_one_by_one(config)
 
 
 @pytest.hookimpl(optionalhook=True)
