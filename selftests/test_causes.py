@@ -20,7 +20,7 @@ from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
 from rackproof.inventory import FINISHED, parse_inventory
 from rackproof.kinds import KINDS
-from rackproof.measurements import cx7, engines, lanes
+from rackproof.measurements import cx7, diagnosis, engines, lanes
 from rackproof.probe import IN_C_LOCALE
 from rackproof.references import measured
 from rackproof.targets import EngineTarget, Pair
@@ -153,12 +153,13 @@ def engine_on(hosts, node: str) -> EngineTarget:
     return EngineTarget(hosts[node], spec, THOR_PAIR.engine_url(spec))
 
 
-def planned(entry: plan.Entry, value: tuple, hosts, inventory):
+def planned(entry: plan.Entry, value: tuple, hosts, inventory, *causes: plan.Entry):
     """A check's `planned`: its plan entry run in this process for that one target (its locks in
     a folder of its own, gone after)."""
     log = next(iter(hosts.values())).remote.log
     with tempfile.TemporaryDirectory() as locks:
-        results = plan.run([entry], {entry.key: [value]}, plan.Context(inventory.at(FINISHED), hosts, log, Path(locks),
+        entries = [entry, *causes]
+        results = plan.run(entries, {e.key: [value] for e in entries}, plan.Context(inventory.at(FINISHED), hosts, log, Path(locks),
                                                                  access_key=lambda: "key"))
     return lambda asked: results.part(asked.key, KINDS[entry.kind].id(value)).get(log)
 
@@ -170,13 +171,14 @@ def engine_check(hosts):
 
 def agent_check(hosts):
     return (agent_checks.test_agent_streams_each_model, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
-            measure_in(THOR_PAIR), no_guards, planned(engines.AGENT_STREAM, ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
+            measure_in(THOR_PAIR), no_guards, planned(engines.AGENT_STREAM, ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR,
+                                                      diagnosis.AGENT_STREAM_CAUSE))
 
 
 def comparison_check(hosts):
     return (agent_checks.test_remote_model_keeps_up_with_the_local_one, engine_on(hosts, "thor-2"), THOR_PAIR, hosts,
             measure_in(THOR_PAIR), no_guards,
-            planned(engines.AGENT_COMPARISON, ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR))
+            planned(engines.AGENT_COMPARISON, ("thor-2", "llama-3.1-8b"), hosts, THOR_PAIR, diagnosis.AGENT_COMPARISON_CAUSE))
 
 
 SERVING_CHECKS = [engine_check, agent_check, comparison_check]
