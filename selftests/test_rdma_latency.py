@@ -125,3 +125,14 @@ def test_a_link_that_printed_no_row_is_never_a_pass(tmp_path):
     header_only = sample(SPARK).split(" 2       1000", 1)[0]
     message = failure(*latency_check(spark_hosts({DEVICES[0]: sample(SPARK), DEVICES[1]: header_only}, tmp_path, [])))
     assert "GID index 3 (-x 3)" in message and "ib_write_lat -d roceP2p1s0f1" in message
+
+
+def test_the_declaration_is_what_prerequisites_know_of_the_tool():
+    from rackproof.prerequisites import TOOLS
+    from rackproof.probes._between import declared
+    from rackproof.probes.iperf import IPERF3
+    from rackproof.probes.perftest import WRITE_BANDWIDTH, WRITE_LATENCY
+    assert declared() == (IPERF3, WRITE_BANDWIDTH, WRITE_LATENCY)
+    tool = TOOLS["ib_write_lat"]
+    assert (tool.fix, tool.platforms) == ("sudo apt install perftest", ("spark",))
+    assert (TOOLS["iperf3"].minimum, TOOLS["iperf3"].asked) == ((3, 1), "-v")
