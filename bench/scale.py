@@ -257,15 +257,15 @@ def targets(rows: list[dict]) -> list[str]:
             f"(linear: at most x{big / small:.1f})",
             "the mesh's logins grow as n*(n-1), all on the same two cores")
     for r in rows:
-        # the "measure once" issue's targets: faster than both peers on a pair of nodes, and at 8
-        # nodes and more at least 5x testinfra and 10x the loop
-        for peer, key, at_eight in (("testinfra", "testinfra", 5), ("ssh loop", "ssh_loop", 10)):
-            target = 1 if r["nodes"] <= 2 else at_eight if r["nodes"] >= 8 else None
+        # issue 45's targets, with a margin that holds on an ordinary machine: at least 1.2x faster
+        # than both peers on a pair of nodes, and at 8 nodes and more 6x testinfra and 12x the loop
+        for peer, key, at_eight in (("testinfra", "testinfra", 6), ("ssh loop", "ssh_loop", 12)):
+            target = 1.2 if r["nodes"] <= 2 else at_eight if r["nodes"] >= 8 else None
             seconds = r[key]
             if target is not None:
                 say(r["same"] * target < seconds, f"{r['nodes']} nodes, same checks: rackproof {r['same']:.2f} s, "
                     f"{peer} {seconds:.2f} s (x{seconds / r['same']:.2f}; target: more than x{target})")
-        say(r["fixed_ms"] <= 5, f"{r['nodes']} nodes: fixed cost of a check {r['fixed_ms']:.1f} ms (target 5 ms)")
+        say(r["fixed_ms"] <= 1.5, f"{r['nodes']} nodes: fixed cost of a check {r['fixed_ms']:.1f} ms (target 1.5 ms)")
         for key, how in (("phase", "without -n"), ("phase_n2", "with -n 2")):
             say(r[key] <= 1.2 * r["bound"], f"{r['nodes']} nodes: throughput phase {how} {r[key]:.1f} s, bound "
                 f"{r['bound']:g} s ({r['rounds']} rounds; x{r[key] / r['bound']:.2f}, target x1.2)")
