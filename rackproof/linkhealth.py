@@ -7,16 +7,13 @@ tested one way) is judged on what came back meanwhile; the switch's counters of 
 direction are not read.
 
 The run's measurement plan (rackproof.plan) notes the counters of every loaded node's lanes
-before its first throughput round, in the run's private folder, and reads them again after
-its last; the checks only judge the change.
+before its first throughput round and reads them again after its last; the checks only judge
+the change.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
 from .failure import Failure, NotVerified
 from .host import Host, ProbeFailed
@@ -60,13 +57,11 @@ def read(host: Host, lanes: list[str]) -> dict[str, Counters]:
 
 
 class LoadLedger:
-    """The counters of each lane before the run's first load on it: one file per lane."""
+    """The counters of each lane before the run's first load on it, kept by the controller that
+    measures the plan (the checks only judge what it measured after the load)."""
 
-    def __init__(self, directory: Path):
-        self.directory = directory
-
-    def _path(self, node: str, lane: str) -> Path:
-        return self.directory / f"{node}@{lane}.json"
+    def __init__(self):
+        self._noted: dict[tuple[str, str], Counters | str] = {}
 
     def note(self, host: Host, lanes: list[str]) -> None:
         """Before the first load: the counters of those of `lanes` not noted yet in this run, or
@@ -74,24 +69,16 @@ class LoadLedger:
         new = [lane for lane in lanes if not isinstance(self.before(host.name, lane), Counters)]
         if not new:
             return
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            noted = {lane: asdict(counters) for lane, counters in read(host, new).items()}
+            noted: dict[str, Counters | str] = dict(read(host, new))
         except (ProbeFailed, NodeUnreachable, NoAnswer) as e:
             # the load goes on; the check of these lanes says why it cannot judge them
-            noted = {lane: {"unreadable": str(e).splitlines()[0]} for lane in new}
-        for lane, entry in noted.items():
-            path = self._path(host.name, lane)
-            path.with_suffix(".tmp").write_text(json.dumps(entry))
-            os.replace(path.with_suffix(".tmp"), path)
+            noted = {lane: str(e).splitlines()[0] for lane in new}
+        self._noted.update({(host.name, lane): counters for lane, counters in noted.items()})
 
     def before(self, node: str, lane: str) -> Counters | str | None:
         """The counters noted before load, why they could not be read, or None (no load)."""
-        try:
-            entry = json.loads(self._path(node, lane).read_text())
-        except FileNotFoundError:
-            return None
-        return entry["unreadable"] if "unreadable" in entry else Counters(**entry)
+        return self._noted.get((node, lane))
 
 
 @dataclass(frozen=True)

@@ -36,21 +36,33 @@ def test_a_counter_that_went_back_started_again():
     assert _grown(10, 25) == 15 and _grown(10, 4) == 4 and _grown(None, 4) is None
 
 
-def test_no_load_in_this_run_is_not_verified(tmp_path):
+def test_no_load_in_this_run_is_not_verified():
     with pytest.raises(NotVerified, match="no throughput test carried load over it in this run"):
-        since_load(LoadLedger(tmp_path), host=type("H", (), {"name": "thor-2"})(), lane="mgbe0_0", where=WHERE,
+        since_load(LoadLedger(), host=type("H", (), {"name": "thor-2"})(), lane="mgbe0_0", where=WHERE,
                    expect=Expect())
 
 
-def test_the_ledger_keeps_what_was_noted_or_why_not(tmp_path):
-    ledger = LoadLedger(tmp_path)
-    assert ledger.before("thor-2", "mgbe0_0") is None
-    (tmp_path / "thor-2@mgbe0_0.json").write_text('{"unreadable": "thor-2: `ethtool -S mgbe0_0` exited with status 1"}')
-    assert ledger.before("thor-2", "mgbe0_0").startswith("thor-2: `ethtool -S")
-    (tmp_path / "thor-2@mgbe1_0.json").write_text(
-        '{"received": 1, "sent": 2, "crc": 0, "symbol": null, "dropped": 0, "pause": 0, "corrected": 5, '
-        '"uncorrectable": 0, "driver": "nvethernet"}')
-    assert ledger.before("thor-2", "mgbe1_0") == Counters(1, 2, 0, None, 0, 0, 5, 0, "nvethernet")
+def test_the_ledger_keeps_what_was_noted_or_why_not(monkeypatch):
+    import rackproof.linkhealth as linkhealth
+    from rackproof.host import ProbeFailed
+    from rackproof.remote import Result
+
+    noted = Counters(1, 2, 0, None, 0, 0, 5, 0, "nvethernet")
+    answers = iter([{"mgbe1_0": noted},
+                    ProbeFailed("thor-3", Result("ethtool -S mgbe0_0", 1, "", "", 0.1), "exited with status 1")])
+
+    def read(host, lanes):
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    monkeypatch.setattr(linkhealth, "read", read)
+    ledger = LoadLedger()
+    assert ledger.before("thor-2", "mgbe1_0") is None
+    ledger.note(type("H", (), {"name": "thor-2"})(), ["mgbe1_0"])
+    ledger.note(type("H", (), {"name": "thor-3"})(), ["mgbe0_0"])
+    assert ledger.before("thor-2", "mgbe1_0") == noted and ledger.before("thor-2", "mgbe0_0") is None
+    assert ledger.before("thor-3", "mgbe0_0").startswith("thor-3: `ethtool -S mgbe0_0`")
 
 
 @pytest.mark.parametrize("given, missing", [
@@ -73,7 +85,7 @@ def test_an_error_counted_still_fails_when_another_counter_is_missing():
         fail_on_errors(change(uncorrectable=3, crc=None), WHERE)
 
 
-def test_a_lane_noted_unreadable_is_read_again_when_noted_again_and_a_read_one_never(tmp_path, monkeypatch):
+def test_a_lane_noted_unreadable_is_read_again_when_noted_again_and_a_read_one_never(monkeypatch):
     """A late node (away at the run's first load, rackproof.racklife) is noted again before its
     own load: what could not be read then is read now; counters already noted stay as they were."""
     import rackproof.linkhealth as linkhealth
@@ -88,7 +100,7 @@ def test_a_lane_noted_unreadable_is_read_again_when_noted_again_and_a_read_one_n
             raise NodeUnreachable("thor-2", "ssh to thor-2: 3 connect attempts failed")
         return {lane: Counters(len(asked), 0, 0, None, 0, 0, 0, 0, "nvethernet") for lane in lanes}
     monkeypatch.setattr(linkhealth, "read", read)
-    ledger = LoadLedger(tmp_path)
+    ledger = LoadLedger()
     ledger.note(host, ["mgbe0_0", "mgbe1_0"])
     assert ledger.before("thor-2", "mgbe0_0") == "thor-2 is unreachable: ssh to thor-2: 3 connect attempts failed"
     away[0] = False

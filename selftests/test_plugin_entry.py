@@ -53,7 +53,7 @@ def test_every_fixture_a_check_asks_for_is_defined_in_fixtures():
 
     assert Path(fixtures.__file__).parent == REPO / "fixtures"
     in_fixtures, in_plugin = defined(fixtures), defined(rackproof.plugin)
-    assert sorted(in_plugin) == ["_collect_evidence", "_whole_rack"]
+    assert sorted(in_plugin) == ["_collect_evidence"]
     builtin = {"request", "pytestconfig", "tmp_path"}
 
     def parametrized(f: ast.FunctionDef) -> set[str]:   # @pytest.mark.parametrize("a, b", ...)

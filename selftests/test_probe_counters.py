@@ -124,7 +124,7 @@ class Node:
 
 
 def under_load(tmp_path, driver: str, after: str):
-    ledger = LoadLedger(tmp_path)
+    ledger = LoadLedger()
     ledger.note(Node(driver, REAL.get(driver, REAL["i40e"]), 1), [LANE])
     return since_load(ledger, Node(driver, after, 5), LANE, WHERE, Expect())
 

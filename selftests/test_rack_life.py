@@ -202,7 +202,7 @@ def test_a_late_nodes_lanes_are_noted_before_its_own_load_so_their_counters_are_
                plan.after_load("lane.counters", "loaded_lane",
                                lambda lane, ctx: ctx.ledger.before(lane.host.name, lane.name))]
     thor3 = [lane.name for node, lane in THOR5.lanes if node.name == "thor-3"]
-    ctx = plan.Context(THOR5, hosts_, log, tmp_path / "locks", LoadLedger(tmp_path / "load"))
+    ctx = plan.Context(THOR5, hosts_, log, tmp_path / "locks", LoadLedger())
     results = plan.run(entries, {"lane.one_stream": [("thor-2", "thor-3")],
                                  "lane.counters": [("thor-3", lane) for lane in thor3]}, ctx)
     assert sorted(read_on) == ["thor-2", "thor-3", "thor-3"]     # thor-3 again as a late node, thor-2 once

@@ -20,9 +20,8 @@ import pytest
 
 from . import evidence, options, ownfaults, params, planning, recording
 from . import report as reporting
-# every test's own evidence and the whole rack a disruptive check holds: found on this module
+# every test's own evidence: an autouse fixture, found on this module
 from .evidence import _collect_evidence  # noqa: F401
-from .params import _whole_rack  # noqa: F401
 
 
 # the configs of the runs under way in this process, the innermost last (a pytest run inside a
@@ -35,10 +34,6 @@ ownfaults.guard_the_start()
 
 def _running():
     return reporting.running(_CONFIGS[-1]) if _CONFIGS else None
-
-
-def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    planning.add_hooks(pluginmanager)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from .options import INVENTORY, RECORDING, run_step
-from .params import RUN_FOLDER, evidence_log, lock_dir_of
+from .params import RUN_FOLDER, evidence_log, locks_of
 from . import recording
 from rackproof import plan, portable
 from rackproof.checks import entries_named
@@ -27,18 +27,8 @@ from rackproof.serving import read_access_key
 RESULTS = pytest.StashKey[plan.Results]()
 HOSTS = pytest.StashKey[dict[str, Host]]()
 ACCESS_KEY = pytest.StashKey[str]()
+RETRIED = pytest.StashKey[dict[str, list[str]]]()   # of the hosts closed already
 RESULTS_FILE = "plan.json"
-
-
-class HookSpecs:
-    @pytest.hookspec(firstresult=True)
-    def pytest_rackproof_plan(self) -> list[plan.Entry]:
-        """Implemented by nothing since the plan's entries are rackproof.measurements.ALL; goes with
-        rackproof/plugin/__init__.py's pytest_addhooks."""
-
-
-def add_hooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    pluginmanager.add_hookspecs(HookSpecs)
 
 
 def hosts(config: pytest.Config) -> dict[str, Host]:
@@ -54,13 +44,14 @@ def hosts(config: pytest.Config) -> dict[str, Host]:
 def connects_retried(config: pytest.Config) -> dict[str, list[str]]:
     """{node: each fresh connect of this process that needed more than one attempt}: the rack's
     own life the run met (an sshd restarting, a node rebooting), for the node's row in the report
-    even when no check's evidence carries the command that connected."""
-    found = {}
+    even when no check's evidence carries the command that connected. With -n the controller's
+    hosts, which measured the plan, are closed before the first check: kept as they closed."""
+    found = {name: list(tried) for name, tried in config.stash.get(RETRIED, {}).items()}
     for name, host in config.stash.get(HOSTS, {}).items():
         transport = host.remote.transport
         transport = getattr(transport, "inner", transport)     # (a RecordingTransport wraps it)
         if getattr(transport, "retried", None):
-            found[name] = list(transport.retried)
+            found.setdefault(name, []).extend(transport.retried)
     return found
 
 
@@ -79,6 +70,7 @@ def access_key(config: pytest.Config) -> str:
 
 def close_hosts(config: pytest.Config) -> None:
     if HOSTS in config.stash:
+        config.stash[RETRIED] = connects_retried(config)
         for host in config.stash[HOSTS].values():
             host.remote.close()
         del config.stash[HOSTS]
@@ -115,8 +107,8 @@ def _run(config: pytest.Config, test_ids: list[str]) -> plan.Results:
     if not wanted:
         return plan.Results({})
     judges_load = any(entry.phase is plan.Phase.AFTER_LOAD and entry.key in wanted for entry in ALL)
-    ledger = LoadLedger(config.stash[RUN_FOLDER] / "load") if judges_load else None
-    ctx = plan.Context(cluster, hosts(config), evidence_log(config), lock_dir_of(config.stash[INVENTORY]), ledger,
+    ledger = LoadLedger() if judges_load else None
+    ctx = plan.Context(cluster, hosts(config), evidence_log(config), locks_of(config), ledger,
                        lambda: access_key(config), said=lambda line: _said(config, line))
     return plan.run(ALL, wanted, ctx)
 
