@@ -33,6 +33,7 @@ class HttpResponse:
     first_byte_s: float | None       # when the first streamed data line arrived (time to first token)
     duration_s: float
     stopped: str | None = None       # the answer began, then went silent: for how long (text: what came)
+    note: str = ""                   # what reaching the node took (a connect tried again), as a command's note
 
 
 def exchange(request: HttpRequest, timeout: float, via: tuple[str, int] | None = None) -> HttpResponse:

@@ -17,7 +17,7 @@ import threading
 import time
 from concurrent import futures
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Iterator, Protocol, TypeVar
 from urllib.parse import urlsplit
 
@@ -250,9 +250,9 @@ class Remote:
     def http(self, request: HttpRequest, timeout: float = 30.0) -> HttpResponse:
         """An HTTP request as this node makes it; evidence like a command (exit status: HTTP status)."""
         response, started = self._attempt(request.describe(), lambda: self.transport.http(request, timeout), timeout)
+        stopped = f"the answer stopped: {response.stopped}" if response.stopped else ""
         self.log.add(Evidence(self.node, request.describe(), response.status, response.text, "",
-                              response.duration_s, started, note=f"the answer stopped: {response.stopped}"
-                              if response.stopped else ""))
+                              response.duration_s, started, note="; ".join(n for n in (response.note, stopped) if n)))
         self._note_boot(None)
         return response
 
@@ -510,8 +510,9 @@ class SshTransport:
         from invoke.exceptions import ThreadException
 
         target = urlsplit(request.url)
+        notes: list[str] = []
         for again in (False, True):
-            conn = self._connection([])
+            conn = self._connection(notes)
             response, reason = None, "the connection closed during the request"
             try:
                 with socket.socket() as probe:  # a free local port for the forward
@@ -530,7 +531,7 @@ class SshTransport:
                 reason = _ssh_reason(e.exceptions[0].value, self.connect_timeout) if e.exceptions else reason
             if _alive(conn):
                 if response is not None:
-                    return response
+                    return replace(response, note="; ".join(notes))
                 raise ConnectionLost(self.node, request.describe(), reason)   # the forward failed
             self._forget(conn)
             if again:

@@ -289,7 +289,7 @@ class _Tunnelled:
                                                         None)])
 
 
-def _answered_through(monkeypatch, ends: list[str], late: bool = False):
+def _answered_through(monkeypatch, ends: list[str], late: bool = False, connected: str = ""):
     """SshTransport.http over connections that end as `ends` says, one per connect; the answers
     of the request itself (exchange) are made here."""
     from rackproof import remote
@@ -300,10 +300,16 @@ def _answered_through(monkeypatch, ends: list[str], late: bool = False):
             raise TimeoutError(f"no complete answer within {timeout:g} s")
         return HttpResponse(200, "ok", None, 0.01)
 
+    def connection(notes):
+        if connected:   # what making the connection took, as _opened notes it
+            notes.append(connected)
+        conns.append(_Tunnelled(ends[len(conns)]))
+        return conns[-1]
+
     conns: list[_Tunnelled] = []
     transport = SshTransport("thor-1", "thor-1", "nvidia", 5.0)
     monkeypatch.setattr(remote, "exchange", exchange)
-    monkeypatch.setattr(transport, "_connection", lambda notes: conns.append(_Tunnelled(ends[len(conns)])) or conns[-1])
+    monkeypatch.setattr(transport, "_connection", connection)
     monkeypatch.setattr(transport, "_forget", lambda conn: None)
     return transport.http(HttpRequest("GET", "http://127.0.0.1:8080/v1/models"), 10.0), len(conns)
 
@@ -311,6 +317,22 @@ def _answered_through(monkeypatch, ends: list[str], late: bool = False):
 def test_a_request_whose_tunnel_closed_under_it_is_sent_again_on_a_fresh_connection(monkeypatch):
     response, connects = _answered_through(monkeypatch, ["session closed", "answered"])
     assert response.status == 200 and connects == 2
+
+
+def test_a_request_that_had_to_connect_again_says_so_in_its_evidence(monkeypatch):
+    """A node's first contact can be a request over its SSH (the agent's): an sshd that refused
+    the connects before it (restarting, rebooting) is named in that request's evidence."""
+    from rackproof.http import HttpRequest
+    from rackproof.remote import EvidenceLog, Remote
+
+    said = "connected at attempt 4 after 02:35:42.7 refused (Connection refused)"
+    response, _ = _answered_through(monkeypatch, ["answered"], connected=said)
+    assert response.note == said
+    log = EvidenceLog()
+    node = Remote("thor-1", type("T", (), {"http": lambda self, request, timeout: response})(), log)
+    with log.captured() as kept:
+        node.http(HttpRequest("GET", "http://127.0.0.1:8080/v1/models"))
+    assert [ev.note for ev in kept] == [said]
 
 
 def test_a_request_whose_tunnel_closed_twice_is_a_connection_lost_not_a_verdict(monkeypatch):
