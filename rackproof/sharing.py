@@ -12,15 +12,16 @@ from itertools import combinations
 from typing import Callable
 
 from .inventory import ClusterAtStep, Reservation
+from .probes._between import declared
 from .probes.accounts import PASSWD
 from .probes.sockets import Listener, scope
 from .probes.systemd import UNLIMITED, UserUnit
 
 # what may listen on a cluster address or on every address without being named in
 # [closed_network] allow: sshd, Slurm's daemons and srun's I/O port during a job. The suite's
-# own measurement servers are allowed by port and pid, as this run started them (ownservers).
+# own measurement servers (the tools of probes._between.declared()) are allowed by port and pid,
+# as this run started them (ownservers).
 ALWAYS_ALLOWED = ("sshd", "slurmctld", "slurmd", "slurmstepd", "srun")
-MEASUREMENT_SERVERS = ("iperf3", "ib_write_bw")
 # A measurement server another of the run's processes has just started is noted a moment after
 # it listens, and a listener ss shows without its process opened its socket between ss's look
 # at /proc and its look at the sockets (the suite's own srun from the Slurm controller opens four
@@ -89,7 +90,8 @@ def listening_openly(read: Callable[[], tuple[Listener, ...]], own: Callable[[],
     I/O ports) has ended or is named by then. A listener still there is judged as the second
     look shows it, without a process if ss still names none."""
     found = unexpected_listeners(read(), cluster_addresses, engine_ports, allowed, own())
-    unsure = {_where(listener) for listener in found if listener.process in MEASUREMENT_SERVERS or listener.pid is None}
+    servers = {measurement.tool for measurement in declared()}
+    unsure = {_where(listener) for listener in found if listener.process in servers or listener.pid is None}
     if unsure:
         time.sleep(SETTLE_S)
         again = unexpected_listeners(read(), cluster_addresses, engine_ports, allowed, own())

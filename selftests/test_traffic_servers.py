@@ -16,6 +16,7 @@ import pytest
 from rackproof import sharing, traffic
 from rackproof.host import Host, ProbeFailed
 from rackproof.ownservers import OwnServers
+from rackproof.probes._between import declared
 from rackproof.probes.sockets import parse_ss_listen
 from rackproof.probe import Command
 from rackproof.inventory import load_inventory
@@ -107,7 +108,7 @@ def test_a_listening_row_listed_before_its_process_is_the_servers_never_timeouts
     assert asked[1] == "kill 4242 2>/dev/null; true"
 
 
-IPERF3_ROW = 'LISTEN 0 4096 *:{port} *:* users:(("iperf3",pid={pid},fd=3))'
+SERVER_ROW = 'LISTEN 0 4096 *:{port} *:* users:(("{tool}",pid={pid},fd=3))'
 
 
 @pytest.mark.parametrize("first, second, noted, flagged", [
@@ -122,14 +123,16 @@ IPERF3_ROW = 'LISTEN 0 4096 *:{port} *:* users:(("iperf3",pid={pid},fd=3))'
     # the run's port, another pid (someone's server started on a port the run had used)
     ([(5201, 950)], [(5201, 950)], [frozenset({(5201, 900)})] * 2, [(5201, 950)]),
 ], ids=["someone's", "just started", "just stopped", "noted", "another pid"])
-def test_only_the_runs_own_measurement_servers_may_listen(monkeypatch, first, second, noted, flagged):
+# every measurement between nodes (its declaration's tool), a new one too, with no line in sharing
+@pytest.mark.parametrize("tool", [measurement.tool for measurement in declared()])
+def test_only_the_runs_own_measurement_servers_may_listen(monkeypatch, first, second, noted, flagged, tool):
     monkeypatch.setattr(sharing, "SETTLE_S", 0)
     reads, notes = iter([first, second]), iter(noted)
 
     def read():
         rows = next(reads)
         assert rows is not None, "a second look only when a measurement server is not the run's"
-        return parse_ss_listen("\n".join(IPERF3_ROW.format(port=p, pid=q) for p, q in rows))
+        return parse_ss_listen("\n".join(SERVER_ROW.format(port=p, pid=q, tool=tool) for p, q in rows))
     allowed = sharing.allowed_programs(load_inventory(EXAMPLES / "thor5.toml").at(9))
     found = sharing.listening_openly(read, lambda: next(notes), {"10.10.0.12"}, set(), allowed)
     assert [(l.port, l.pid) for l in found] == flagged
