@@ -94,7 +94,7 @@ def run_for_workers(config: pytest.Config, ids) -> None:
     if INVENTORY not in config.stash or RESULTS in config.stash:
         return
     results = config.stash[RESULTS] = _run(config, list(ids))
-    close_hosts(config)   # the workers make their own connections
+    close_hosts(config)   # what the workers judge is measured: nothing more goes to the nodes
     path = config.stash[RUN_FOLDER] / RESULTS_FILE
     partial = path.with_suffix(".partial")
     partial.write_text(results.dumps())
