@@ -166,12 +166,12 @@ def test_an_entry_that_breaks_is_each_of_its_targets_error_never_the_runs(tmp_pa
 
 
 @contextmanager
-def held_by_another_run(locks, name: str):
-    """The lock `name`, held alone by another run (a thread here) until the block ends."""
+def held_by_another_run(locks, name: str, shared: bool = False):
+    """The lock `name`, held by another run (a thread here; alone unless `shared`) until the block ends."""
     held, done = threading.Event(), threading.Event()
 
     def other_run():
-        with schedule.holding(locks, [name], wait=5):
+        with schedule.holding(locks, [name], shared=shared, wait=5):
             held.set()
             done.wait(5)
     other = threading.Thread(target=other_run)
@@ -246,21 +246,9 @@ def test_a_disruptive_phase_another_run_keeps_waiting_is_its_checks_lockbusy_and
     monkeypatch.setattr(schedule, "LOCK_WAIT_S", 0.2)
     entries = [plan.alone("loss", "bond_pair", lambda s, d, ctx: seen.append("loss")),
                _recorder("facts", plan.Phase.FACTS, "node", seen)]
-    held, done = threading.Event(), threading.Event()
-
-    def other_run():      # another run's plan, measuring: the whole rack held shared
-        with schedule.holding(locks, [schedule.WHOLE_RACK], shared=True):
-            held.set()
-            done.wait(5)
-    other = threading.Thread(target=other_run)
-    other.start()
-    held.wait(5)
-    try:
+    with held_by_another_run(locks, schedule.WHOLE_RACK, shared=True):   # another run's plan, measuring
         results = plan.run(entries, {"loss": [("thor-1", "thor-2")], "facts": [("thor-1",)]},
                            plan.Context(THOR5, {}, EvidenceLog(), locks))
-    finally:
-        done.set()
-        other.join()
     assert "loss" not in seen and results.part("facts", "thor-1").value == "facts:('thor-1',)"
     assert isinstance(results.part("loss", "thor-1->thor-2").error, schedule.LockBusy)
 
