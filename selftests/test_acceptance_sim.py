@@ -343,17 +343,19 @@ def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2,
     assert not leftovers(thor2)
 
 
-def test_roce_link_down_fails_that_link_the_port_bandwidth_and_nccl(pytester, spark2):
+def test_roce_link_down_fails_that_link_the_port_bandwidth_its_latency_and_nccl(pytester, spark2):
     with spark2.planted("spark-1", "roce-link-down", "enP2p1s0f1np1"):
         run = suite(pytester, spark2, "tests_network/test_cx7.py")
     link = {f"test_cx7::test_cx7_{check}[{node}:enP2p1s0f1np1]"
             for check in ("interface_up", "speed", "ping_on_its_subnet") for node in ("spark-1", "spark-2")}
-    # RoCE is measured both ways over the port; NCCL spreads a collective over both logical links
-    # of the port: each fails with either down
-    assert run.failed == link | {"test_cx7::test_roce_bandwidth_over_the_port[spark-1->spark-2]",
-                                 "test_cx7::test_roce_bandwidth_over_the_port[spark-2->spark-1]",
-                                 "test_cx7::test_nccl_across_the_nodes[all]"}, run.output
+    # RoCE bandwidth and latency are measured both ways over the port's links; NCCL spreads a
+    # collective over both logical links of the port: each fails with either down
+    both_ways = {f"test_cx7::test_{check}[{pair}]" for check in ("roce_bandwidth_over_the_port", "rdma_latency_of_each_link")
+                 for pair in ("spark-1->spark-2", "spark-2->spark-1")}
+    assert run.failed == link | both_ways | {"test_cx7::test_nccl_across_the_nodes[all]"}, run.output
     assert "Down" in run.messages["test_cx7::test_cx7_interface_up[spark-1:enP2p1s0f1np1]"]
+    # the latency names the link that did not connect
+    assert "ib_write_lat -d roceP2p1s0f1" in run.messages["test_cx7::test_rdma_latency_of_each_link[spark-1->spark-2]"]
     assert not leftovers(spark2)
 
 
