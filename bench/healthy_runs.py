@@ -4,7 +4,8 @@ A healthy rack must pass every time: a failure here is a false alarm of the suit
 
 Printed per run: exit status, failures (and errors) by name, duration, the bonded -P 4 figures
 (lowest, and how many pairs needed their retry with other client ports); then a summary.
-Each run takes the simulated racks' lock (RACKPROOF_SIM_LOCK, default /tmp/rackproof-sim.lock)
+Each run takes the simulated racks' lock (RACKPROOF_SIM_LOCK, default /run/rackproof-sim.lock: root's own folder, where
+no other user can make or hold the file)
 for itself, so racks of others run between two runs and never during one. With --busy, a
 process of its own keeps one core busy the whole time (a controller that does other work), and
 is stopped at the end.
@@ -28,7 +29,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LOCK = os.environ.get("RACKPROOF_SIM_LOCK", "/tmp/rackproof-sim.lock")
+LOCK = os.environ.get("RACKPROOF_SIM_LOCK", "/run/rackproof-sim.lock")
 JUDGED, RETRIED = "bonded rate", "bonded rate, other attempt"   # test_iperf3_bonded_four_streams' figures
 BONDED = (JUDGED, RETRIED)
 

@@ -4,7 +4,8 @@ measurement's iperf3 killed, a broken tool, the controller's disk full under the
 on a random node at a random moment. None may make the rack REJECTED, and each run's report
 (results.json, and the run's terminal output for what ends it) must name its event.
 
-Each run takes the simulated racks' lock (RACKPROOF_SIM_LOCK, default /tmp/rackproof-sim.lock, as
+Each run takes the simulated racks' lock (RACKPROOF_SIM_LOCK, default /run/rackproof-sim.lock: root's own folder, where
+no other user can make or hold the file, as
 bench/healthy_runs.py) for itself (so do not run it under that lock), brings a rack of its own up, plants, runs the whole suite (-n 2) in the rack's bench
 namespace, heals and brings the rack down, whatever happened.
 
@@ -32,7 +33,7 @@ from rackproof_sim.rack import Rack
 from rackproof_sim.state import RackState
 
 REPO = Path(__file__).resolve().parents[1]
-LOCK = os.environ.get("RACKPROOF_SIM_LOCK", "/tmp/rackproof-sim.lock")
+LOCK = os.environ.get("RACKPROOF_SIM_LOCK", "/run/rackproof-sim.lock")
 NODES = ("thor-1", "thor-2", "thor-3", "thor-4", "thor-5")
 # how a run names each event: words of the product's, in its results.json or its terminal output
 NAMED = {
