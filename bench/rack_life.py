@@ -99,8 +99,9 @@ def one_run(k: int, kind: str, rng: random.Random, tmp: Path, step: int | None) 
     kept = re.search(r"results\.json kept at (\S+)$", output, re.M)
     results_path = Path(kept[1]) if kept else report / "results.json"
     results = results_path.read_text() if results_path.exists() else ""
-    verdict = json.loads(results)["verdict"]["decision"] if results else "no results.json"
-    return {"kind": kind, "node": node, "args": args, "exit": proc.returncode, "verdict": verdict,
+    verdict = json.loads(results)["verdict"] if results else {"decision": "no results.json", "summary": ""}
+    return {"kind": kind, "node": node, "args": args, "exit": proc.returncode, "verdict": verdict["decision"],
+            "why": verdict["summary"],
             "named": bool(re.search(NAMED.get(f"{kind} {args[-1]}", NAMED[kind]), results + output)), "seconds": time.monotonic() - started,
             "tail": f"the event's watcher: {said.strip() or 'nothing'}\n    the run's last words: {output[-600:]}"}
 
@@ -125,7 +126,8 @@ def main() -> int:
             bad = run["verdict"] in ("REJECTED", "no results.json") or not run["named"]
             print(f"run {k}/{a.runs}: {kind} on {run['node']} {' '.join(run['args'][:2]) if kind != 'controller-disk-full' else ''}"
                   f"-> {run['verdict']}, exit {run['exit']}, {'named' if run['named'] else 'NOT NAMED'}, "
-                  f"{run['seconds']:.0f} s" + (f"\n    {run['tail']}" if bad else ""), flush=True)
+                  f"{run['seconds']:.0f} s" + (f"\n    {run['tail']}" if bad else "")
+                  + (f"\n    the verdict says: {run['why']}" if run["verdict"] != "ACCEPTED" else ""), flush=True)
     rejected = sum(run["verdict"] in ("REJECTED", "no results.json") for run in runs)
     unnamed = sum(not run["named"] for run in runs)
     print(f"{len(runs)} runs: {rejected} REJECTED (or without results), {unnamed} not naming their event; verdicts "
