@@ -39,7 +39,9 @@ def interrupted_run(rack: SimRack, folder, sig: int, *args: str) -> tuple[int, s
     for line in proc.stdout:
         lines.append(line)
         if line.startswith("rackproof: measuring load "):
-            deadline = time.monotonic() + 30
+            # the load may first wait for a simulated thor5 of CI's other workers: same cluster
+            # name and nodes, so the same node locks (schedule), held a round at a time
+            deadline = time.monotonic() + 180
             while not (running := leftovers(rack)) and time.monotonic() < deadline:
                 time.sleep(0.1)
             # Ctrl-C reaches every process of the terminal's group; a cancelled CI job gets SIGTERM
