@@ -352,7 +352,7 @@ def test_roce_link_down_fails_that_link_the_port_bandwidth_its_latency_and_nccl(
     # collective over both logical links of the port: each fails with either down
     both_ways = {f"test_cx7::test_{check}[{pair}]" for check in ("roce_bandwidth_over_the_port", "rdma_latency_of_each_link")
                  for pair in ("spark-1->spark-2", "spark-2->spark-1")}
-    assert run.failed == link | both_ways | {"test_cx7::test_nccl_across_the_nodes[all]"}, run.output
+    assert run.failed == link | both_ways | {"test_nccl::test_nccl_across_the_nodes[all]"}, run.output
     assert "Down" in run.messages["test_cx7::test_cx7_interface_up[spark-1:enP2p1s0f1np1]"]
     # the latency names the link that did not connect
     assert "ib_write_lat -d roceP2p1s0f1" in run.messages["test_cx7::test_rdma_latency_of_each_link[spark-1->spark-2]"]

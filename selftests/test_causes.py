@@ -20,7 +20,7 @@ from rackproof.host import Host
 from rackproof.http import HttpRequest, HttpResponse
 from rackproof.inventory import FINISHED, parse_inventory
 from rackproof.kinds import KINDS
-from rackproof.measurements import cx7, diagnosis, engines, lanes
+from rackproof.measurements import cx7, diagnosis, engines, lanes, nccl
 from rackproof.probe import IN_C_LOCALE
 from rackproof.references import measured
 from rackproof.targets import EngineTarget, Pair
@@ -30,6 +30,7 @@ from selftests.suite import EXAMPLES
 from selftests.test_remote import ssh_remote
 from tests_network import test_bond as bond_checks
 from tests_network import test_cx7 as cx7_checks
+from tests_network import test_nccl as nccl_checks
 from tests_serving import test_agent as agent_checks
 from tests_serving import test_engines as engine_checks
 
@@ -282,8 +283,8 @@ def roce_check(hosts):
 
 def nccl_check(hosts):
     """The collective's check, its plan entry run in this process."""
-    return (cx7_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR,
-            measure_in(SPARK_PAIR), planned(cx7.CX7_NCCL, ("spark-1", "spark-2"), hosts, SPARK_PAIR))
+    return (nccl_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR,
+            measure_in(SPARK_PAIR), planned(nccl.CX7_NCCL, ("spark-1", "spark-2"), hosts, SPARK_PAIR))
 
 
 def test_roce_and_nccl_pass_on_good_runs(tmp_path):

@@ -113,7 +113,7 @@ def test_every_spark_check_has_its_step():
         "test_cx7.py::test_cx7_interface_up", "test_cabling.py::test_cx7_cable_joins_the_planned_ports"}
     at_three = {i.split("[")[0] for i in collected(REPO, inventory, "--step", "3")}
     assert "test_cx7.py::test_roce_bandwidth_over_the_port" in at_three
-    assert "test_cx7.py::test_nccl_across_the_nodes" not in at_three
+    assert "test_nccl.py::test_nccl_across_the_nodes" not in at_three
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,15 @@
 """A DGX Spark pair over one QSFP cable: both logical interfaces of the cabled port up and
-addressed, ping on each CX7 subnet, RoCE near the port's 200 Gb/s, NCCL across the pair,
-and a netplan file that survives a reboot. (Spark playbook; "Prueba mínima de aceptación".)
-Steps as on a Thor shelf: 1 the cable and link, 2 addresses, 3 speed and bandwidth, 4 what
-needs SSH between the nodes (NCCL's mpirun)."""
+addressed, ping on each CX7 subnet, RoCE near the port's 200 Gb/s and its latency, and a
+netplan file that survives a reboot (NCCL across the pair: test_nccl.py). (Spark playbook;
+"Prueba mínima de aceptación".) Steps as on a Thor shelf: 1 the cable and link, 2 addresses,
+3 speed and bandwidth."""
 
 import pytest
 
 from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, NotVerified, judge
-from rackproof.measurements.cx7 import CX7_ADDRESSES, CX7_LATENCY, CX7_LINK, CX7_NCCL, CX7_NODE_NETPLAN, CX7_PEER_PINGS, \
+from rackproof.measurements.cx7 import CX7_ADDRESSES, CX7_LATENCY, CX7_LINK, CX7_NODE_NETPLAN, CX7_PEER_PINGS, \
     CX7_RDMA, CX7_ROCE
 from rackproof.probes.netplan import CX7_NETPLAN
 
@@ -110,25 +110,6 @@ def test_rdma_latency_of_each_link(cx7_pair, measure, planned):
         "(ethtool -S: rx_prio*_pause, out_of_buffer), an MTU that differs between its two ends, or a receiving "
         "CPU in a deep idle state; hundreds of µs is RDMA in software (rxe), not the CX7"),
           also=", ".join(f"{name}: {m.value:g} µs" for name, m in zip(names, figures)))
-
-
-@pytest.mark.step(4)   # mpirun starts the ranks over SSH
-@pytest.mark.capability(MULTI_NODE)
-def test_nccl_across_the_nodes(cx7_cluster, inventory, measure, planned):
-    nodes = [h.spec for h in cx7_cluster]
-    iface = nodes[0].cx7[0].name
-    result = planned(CX7_NCCL)
-    if len(result.distinct_hosts) != len(nodes):
-        raise Failure(inventory.expect.nccl_test, f"ranks ran on {', '.join(result.distinct_hosts)}, not on every "
-                      "node: MPI did not run one job across the nodes", cause="wrong -H addresses, or no "
-                      "passwordless SSH on the CX7 addresses")
-    if not result.ok or result.out_of_bounds:
-        raise Failure(inventory.expect.nccl_test, f"{result.out_of_bounds} out-of-bounds values: the collective "
-                      "returned wrong data")
-    # recorded only once the run is known sane: a broken run's figure never reaches the charts
-    m = measure("nccl.busbw", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s")
-    judge(m, inventory.expect.nccl_test, "NCCL fell back to sockets (NCCL_DEBUG=INFO shows NET/Socket instead of "
-          "NET/IB) or a CX7 link is down")
 
 
 @pytest.mark.step(2)

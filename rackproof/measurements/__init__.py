@@ -6,7 +6,8 @@ selected checks name (rackproof.checks.entries_named), in ALL's order.
     holders   the slice holders' accounts, processes, rights, homes and jobs
     jobs      Slurm: each node's controllers, state and a real job, the partition, munge, clock
     lanes     the bonded lanes: link, cabling, FEC, bond state, throughput, counters under load
-    cx7       the CX7 ports: link, RDMA, addresses, cabling, pings, RoCE, NCCL, netplan, backups
+    cx7       the CX7 ports: link, RDMA, addresses, cabling, pings, RoCE, latency, netplan, backups
+    nccl      the NCCL collective over every CX7 node, after the RoCE rounds
     logins    SSH: the mesh between nodes, over CX7, and the login methods sshd offers
     launcher  sparkrun on the head: its version, the cluster's definition, image and setup check
     engines   the engines and the agent: listeners, answers, streams, keys, comparisons
@@ -18,10 +19,10 @@ from __future__ import annotations
 
 from rackproof.plan import Entry
 
-from . import cx7, diagnosis, engines, holders, jobs, lanes, launcher, logins, nodes
+from . import cx7, diagnosis, engines, holders, jobs, lanes, launcher, logins, nccl, nodes
 
 # every entry, each once, in its module's order: the loads run in this order (the lanes'
 # streams, then the CX7 rounds, then the collective), the engines' answers before the agent's
-ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, holders, jobs, lanes, cx7, logins, launcher, engines,
-                                                     diagnosis)
+ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, holders, jobs, lanes, cx7, nccl, logins, launcher,
+                                                     engines, diagnosis)
                                       for value in vars(module).values() if isinstance(value, Entry)))

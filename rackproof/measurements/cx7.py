@@ -1,26 +1,15 @@
-"""The CX7 ports: link, RDMA, addresses, cabling, pings, RoCE bandwidth and latency, the NCCL collective, and the netplan
+"""The CX7 ports: link, RDMA, addresses, cabling, pings, RoCE bandwidth and latency, and the netplan
 files that keep them."""
 
 from __future__ import annotations
 
-from rackproof import addressing, cabling, plan, schedule, traffic
+from rackproof import addressing, cabling, plan, traffic
 from rackproof.plan import Phase
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
-from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.netplan import CX7_NETPLAN, MODE_OWNER, NAMING_INTERFACES
 from rackproof.probes.perftest import WRITE_BANDWIDTH, WRITE_LATENCY
 from rackproof.probes.sshcheck import SSH_CONNECTION
-
-
-def _nccl(nodes, ctx: plan.Context):
-    """The inventory's nccl-tests collective over every CX7 node, one rank each, started by
-    mpirun from the first node over its first CX7 interface; the nodes held against other runs."""
-    specs = [host.spec for host in nodes]
-    addresses = ",".join(f"{n.cx7[0].address.split('/')[0]}:1" for n in specs)
-    with schedule.holding(ctx.node_locks, sorted(n.name for n in specs)):
-        return nodes[0].read(NCCL_TEST, ranks=len(specs), hosts=addresses, interface=specs[0].cx7[0].name,
-                             test=ctx.cluster.expect.nccl_test)
 
 
 def _backups(cx7_node, ctx: plan.Context) -> tuple:
@@ -63,5 +52,3 @@ CX7_ROCE = plan.in_rounds("cx7.roce", "cx7_pair", lambda sender, receiver, ctx: 
 CX7_LATENCY = plan.in_rounds("cx7.latency", "cx7_pair", lambda sender, receiver, ctx: traffic.over_links(
     WRITE_LATENCY, sender, receiver, addressing.cx7_links(sender.spec, receiver.spec),
     seconds=ctx.cluster.expect.iperf_seconds))
-# after the RoCE rounds: the collective loads every CX7 link at once
-CX7_NCCL = plan.each("cx7.nccl", Phase.LOAD, "cx7_cluster", _nccl)

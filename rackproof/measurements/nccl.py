@@ -1,0 +1,21 @@
+"""NCCL across the CX7 nodes: the inventory's nccl-tests collective, after the RoCE rounds."""
+
+from __future__ import annotations
+
+from rackproof import plan, schedule
+from rackproof.plan import Phase
+from rackproof.probes.nccl import NCCL_TEST
+
+
+def _nccl(nodes, ctx: plan.Context):
+    """The inventory's nccl-tests collective over every CX7 node, one rank each, started by
+    mpirun from the first node over its first CX7 interface; the nodes held against other runs."""
+    specs = [host.spec for host in nodes]
+    addresses = ",".join(f"{n.cx7[0].address.split('/')[0]}:1" for n in specs)
+    with schedule.holding(ctx.node_locks, sorted(n.name for n in specs)):
+        return nodes[0].read(NCCL_TEST, ranks=len(specs), hosts=addresses, interface=specs[0].cx7[0].name,
+                             test=ctx.cluster.expect.nccl_test)
+
+
+# after the RoCE rounds: the collective loads every CX7 link at once
+CX7_NCCL = plan.each("cx7.nccl", Phase.LOAD, "cx7_cluster", _nccl)
