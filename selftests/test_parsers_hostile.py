@@ -48,6 +48,7 @@ from rackproof.probes.getent import parse_getent_hosts
 from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
 from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get, parse_route_table
 from rackproof.probes.iperf import IperfResult, parse_iperf3
+from rackproof.probes.kernellog import KernelLog, parse_kernel_log
 from rackproof.probes.jetson import (
     L4TRelease, PowerMode, parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release, parse_nvpmodel)
 from rackproof.probes.lldp import parse_neighbours
@@ -184,6 +185,8 @@ PARSERS = [
     Parser(parse_cluster_show, (ClusterDefinition, type(None)), samples("sparkrun_cluster_show_*"), json="{}"),
     Parser(parse_setup_check, (SetupCheck, type(None)), samples("sparkrun_setup_check_*"), json="{}"),
     Parser(parse_image_id, Image, samples("docker_image_inspect_*", "docker_permission_*")),
+    # --- the kernel's own reports (issue 43)
+    Parser(parse_kernel_log, KernelLog, samples("journalctl_*", "kernel_*", "dmesg_*")),
 ]
 PARSER_IDS = [parser.name for parser in PARSERS]
 WITH_JSON_SAMPLES = [parser for parser in PARSERS if any(name.endswith(".json") for name in parser.samples)]
