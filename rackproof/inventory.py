@@ -29,6 +29,7 @@ from .ics import CalendarError, parse_calendar
 from .references import (BOND_FLOOR, FEC_PER_GB, FIRST_TOKEN, FIRST_TOKEN_WAIT_FACTOR, FIRST_TOKEN_WAIT_MIN_S,
                          LANE_FLOOR, LANE_RATE, MAX_GBPS, NCCL_FLOOR, ONE_STREAM_LANES, RDMA_LATENCY, REMOTE_RATIO,
                          ROCE_FLOOR, Setting)
+from .references import ROCE_LINK_FLOOR   # issue 43: per CX7 link
 from .safetext import one_line
 from .userinput import read_regular_file
 
@@ -221,6 +222,9 @@ ProcessName = _str(_text("a program name (letters, digits, '_', '.', '+', '-'; n
                          r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"))
 ClusterName = _str(_cluster_name)
 Label = _str(_text("a label of printable characters", 64, spaces=True))
+NcclHcas = _str(_text("NCCL_IB_HCA's list: RDMA devices, each with an optional ':port', separated by ',', the whole "
+                      "optionally after '^' (all but these) or '=' (exact names)", 255,
+                      r"[=^]?[A-Za-z0-9_][A-Za-z0-9_.-]*(:[0-9]+)?(,[A-Za-z0-9_][A-Za-z0-9_.-]*(:[0-9]+)?)*"))
 ModelName = _str(_text("a model name without spaces or '='", 128, forbid="="))
 SshTarget = _str(_text("an ssh destination without spaces (a host, user@host, host:port or a Host of your "
                        "ssh config)", 255))
@@ -289,10 +293,19 @@ class Expect(Model):
         60, "a lane back up is in the aggregator again within this many seconds")
     cx7_speed_mbps: Mbps = _about(200000, "ethtool speed of a CX7 interface")
     roce_floor_gbps: float = _bound(ROCE_FLOOR)
+    roce_link_floor_gbps: float = _bound(ROCE_LINK_FLOOR)
     rdma_latency_max_us: float = _bound(RDMA_LATENCY)
     nccl_test: NcclTest = _about("all_gather_perf", "the nccl-tests program run (it is a command: only these names)")
     nccl_busbw_floor_gbs: float = _bound(NCCL_FLOOR)
     run_nccl: bool = _about(False, "run `nccl_test` over the nodes' CX7 interfaces")
+    # NCCL's settings for the cluster's jobs (issue 43): the NCCL check's run passes them to every rank
+    nccl_ib_hca: NcclHcas | None = _about(
+        None, "NCCL_IB_HCA of the cluster's NCCL jobs, passed to every rank of the NCCL check's run; it must name "
+        "both PCIe functions of each cabled CX7 port (e.g. `rocep1s0f1,roceP2p1s0f1`)",
+        none="none (NCCL takes every active RoCE device)")
+    nccl_ib_gid_index: Annotated[int, Field(ge=0, le=255)] | None = _about(
+        None, "NCCL_IB_GID_INDEX of the cluster's NCCL jobs, passed like `nccl_ib_hca`",
+        none="none (NCCL picks the RoCE v2 GID itself)")
     mtu: Annotated[int, Field(ge=68, le=65535)] | None = _about(None, "the same MTU everywhere", none="none (not checked)")
     l4t_release: Label | None = _about(None, _PINNED, none="none (not pinned)")   # e.g. "R38.2.0"
     jetpack_version: Label | None = _about(None, _PINNED, none="none (not pinned)")   # e.g. "7.0"

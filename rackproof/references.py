@@ -60,6 +60,11 @@ ROCE_FLOOR = Setting("roce_floor_gbps", 180.0, "ib_write_bw over both links, sum
 # InfiniBand 1.87 µs; a link that pauses, retransmits or runs in software takes tens to hundreds
 RDMA_LATENCY = Setting("rdma_latency_max_us", 5.0, "ib_write_lat over one CX7 link, each direction: the typical "
                        "(median) latency of a 2-byte RDMA write", "µs", le=1000)
+# --- per CX7 link (issue 43): NVIDIA's check-connectx-bandwidth (dgx-spark-playbooks, connect-two-sparks)
+# passes a rail at 80 Gb/s (DEFAULT_HEALTHY_MIN_GBPS); a healthy link moves ~97 Gb/s alone and about half
+# the port's ~190 beside its twin (samples/ib_write_bw_dgx_spark_*)
+ROCE_LINK_FLOOR = Setting("roce_link_floor_gbps", 80.0, "ib_write_bw over one CX7 link (one PCIe function of the "
+                          "port), each direction, its twin running at the same time", "Gb/s", le=MAX_GBPS)
 NCCL_FLOOR = Setting("nccl_busbw_floor_gbs", 21.875, "NCCL bus bandwidth", "GB/s", le=MAX_GBPS / 8)
 REMOTE_RATIO = Setting("remote_tokens_ratio_floor", 0.9, "a model on another node vs the agent's node", le=1)
 # a healthy 25G or 200G DAC corrects a few (a pre-FEC bit error rate under ~1e-8); a marginal one
@@ -70,7 +75,7 @@ FEC_PER_GB = Setting("fec_corrected_per_gb", 1000.0, "corrected FEC blocks a lan
 FIRST_TOKEN = Setting("first_token_seconds", 5.0, "the time-to-first-token bound: a first token after it fails its "
                       "check as a figure (\"first token after 20.1 s (bound 5 s)\")", "s", le=120)
 SETTINGS = (LANE_RATE, LANE_FLOOR, BOND_FLOOR, ONE_STREAM_LANES, ROCE_FLOOR, RDMA_LATENCY, NCCL_FLOOR, REMOTE_RATIO,
-            FEC_PER_GB, FIRST_TOKEN)
+            FEC_PER_GB, FIRST_TOKEN, ROCE_LINK_FLOOR)
 
 # (from, to) -> factor: the only unit conversions the suite makes
 _FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("Gbit/s", "bit/s"): 1e9, ("s", "ms"): 1e3, ("ms", "s"): 1e-3}
@@ -131,6 +136,8 @@ REFERENCES = {r.name: r for r in (
               "bond_floor_fraction x lanes x one lane's rate", setting=BOND_FLOOR),
     Reference("roce.port", "RoCE", "Gb/s", ROCE_FLOOR, "roce_floor_gbps (the RDMA hardware's own figure, never scaled)",
               setting=ROCE_FLOOR),
+    Reference("roce.link", "RoCE per link", "Gb/s", ROCE_LINK_FLOOR, "roce_link_floor_gbps (each link and direction)",
+              setting=ROCE_LINK_FLOOR),
     Reference("roce.latency", "RDMA latency", "µs", RDMA_LATENCY, "rdma_latency_max_us", better="lower",
               setting=RDMA_LATENCY),
     Reference("nccl.busbw", "NCCL bus bandwidth", "GB/s", NCCL_FLOOR, "nccl_busbw_floor_gbs", setting=NCCL_FLOOR),
@@ -146,7 +153,6 @@ REFERENCES = {r.name: r for r in (
     # recorded for the report: the attempt a retry replaced, per-link and per-peer figures
     Reference("lane.rate.other_attempt", "lane rate, other attempt", "Gbit/s"),
     Reference("bond.rate.other_attempt", "bonded rate, other attempt", "Gbit/s"),
-    Reference("roce.link", "RoCE per link", "Gb/s"),
     Reference("rtt", "round-trip time", "ms"),
     Reference("tokens.direct", "tokens/s direct", "tokens/s"),
 )}

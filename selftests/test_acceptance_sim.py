@@ -182,9 +182,11 @@ def test_healthy_spark2_passes_every_check_on_the_discovered_inventory(pytester,
     anonymise_recording(tmp_path / "recorded", tmp_path / "masked", anonymiser, inventory.read_text())
     assert assert_replays_alike(tmp_path / "recorded", inventory, tmp_path / "masked", anonymiser)["outcomes"]
     assert_nothing_of_the_site(tmp_path / "masked", site_strings(inventory, printed_in(tmp_path / "recorded")))
-    for check in ("test_roce_bandwidth_over_the_port[spark-1->spark-2]", "test_nccl_across_the_nodes[all]",
-                  "test_cx7_interface_up[spark-2:enP2p1s0f1np1]", "test_netplan_file_persists_the_cx7_addresses[spark-1]"):
-        assert f"test_cx7::{check}" in run.outcomes
+    for check in ("test_cx7::test_roce_bandwidth_over_the_port[spark-1->spark-2]",
+                  "test_nccl::test_nccl_across_the_nodes[all]", "test_cx7::test_roce_bandwidth_of_each_link[spark-2->spark-1]",
+                  "test_cx7::test_cx7_interface_up[spark-2:enP2p1s0f1np1]",
+                  "test_cx7::test_netplan_file_persists_the_cx7_addresses[spark-1]"):
+        assert check in run.outcomes
     assert {t.split("::")[-1] for t in run.outcomes} >= {
         "test_sparkrun_runs_on_the_head[spark-1]", "test_the_definition_lists_the_nodes_head_first[spark-1]",
         "test_the_multi_node_path_uses_cx7_addresses[spark-1]", "test_passwordless_ssh_over_cx7[spark-1->spark-2]",
@@ -345,12 +347,13 @@ def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2,
 
 def test_roce_link_down_fails_that_link_the_port_bandwidth_its_latency_and_nccl(pytester, spark2):
     with spark2.planted("spark-1", "roce-link-down", "enP2p1s0f1np1"):
-        run = suite(pytester, spark2, "tests_network/test_cx7.py")
+        run = suite(pytester, spark2, "tests_network/test_cx7.py", "tests_network/test_nccl.py")
     link = {f"test_cx7::test_cx7_{check}[{node}:enP2p1s0f1np1]"
             for check in ("interface_up", "speed", "ping_on_its_subnet") for node in ("spark-1", "spark-2")}
     # RoCE bandwidth and latency are measured both ways over the port's links; NCCL spreads a
     # collective over both logical links of the port: each fails with either down
-    both_ways = {f"test_cx7::test_{check}[{pair}]" for check in ("roce_bandwidth_over_the_port", "rdma_latency_of_each_link")
+    both_ways = {f"test_cx7::test_{check}[{pair}]"
+                 for check in ("roce_bandwidth_over_the_port", "roce_bandwidth_of_each_link", "rdma_latency_of_each_link")
                  for pair in ("spark-1->spark-2", "spark-2->spark-1")}
     assert run.failed == link | both_ways | {"test_nccl::test_nccl_across_the_nodes[all]"}, run.output
     assert "Down" in run.messages["test_cx7::test_cx7_interface_up[spark-1:enP2p1s0f1np1]"]

@@ -10,7 +10,7 @@ from rackproof import addressing
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, NotVerified, judge
 from rackproof.measurements.cx7 import CX7_ADDRESSES, CX7_LATENCY, CX7_LINK, CX7_NODE_NETPLAN, CX7_PEER_PINGS, \
-    CX7_RDMA, CX7_ROCE
+    CX7_RDMA, CX7_ROCE, CX7_ROCE_CAUSE
 from rackproof.probes.netplan import CX7_NETPLAN
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
@@ -69,28 +69,43 @@ def test_cx7_ping_on_its_subnet(cx7, inventory, measure, planned):
                           cause="the peer's interface is Down or unaddressed, or the two ends are on different subnets")
 
 
+def named_links(pair) -> list[str]:
+    """Each CX7 link of the pair in this direction, by interface and RDMA device at both ends."""
+    links = addressing.cx7_links(pair.src.spec, pair.dst.spec)
+    if not links:
+        raise Failure(pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
+    return [f"{pair.src.name} {s.name} ({s.rdma_device}) -> {pair.dst.name} {d.name} ({d.rdma_device})" for s, d in links]
+
+
 @pytest.mark.step(3)
 @pytest.mark.capability(MULTI_NODE)
 def test_roce_bandwidth_over_the_port(cx7_pair, measure, planned):
-    link_pair = cx7_pair
-    src, dst = link_pair.src, link_pair.dst
-    links = addressing.cx7_links(src.spec, dst.spec)
-    if not links:
-        raise Failure(link_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
+    names = named_links(cx7_pair)
     results = planned(CX7_ROCE)
-    names = [f"{s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
-    for name, r in zip(names, results):
-        measure("roce.link", f"{src.name} {name}", r.gbits_average, "Gb/s")
-    total = sum(r.gbits_average for r in results)
-    m = measure("roce.port", f"{link_pair.where} (sum of {len(links)} links)", total, "Gb/s")
+    m = measure("roce.port", f"{cx7_pair.where} (sum of {len(names)} links)", sum(r.gbits_average for r in results), "Gb/s")
     # each logical interface carries its share of the port: the ones below it are where to look
-    short = [name for name, r in zip(names, results) if r.gbits_average < m.expectation.floor / len(links)]
-    judge(m, f"{link_pair.where} (ib_write_bw)", (
+    short = [name for name, r in zip(names, results) if r.gbits_average < m.expectation.floor / len(names)]
+    judge(m, f"{cx7_pair.where} (ib_write_bw)", (
         f"{', '.join(short)} carries less than its share of the port while the rest keeps up: compare that "
-        "interface's settings (MTU, PFC) with the others', and check its PCIe link" if len(short) < len(links)
+        "interface's settings (MTU, PFC) with the others', and check its PCIe link" if len(short) < len(names)
         else "the port runs below 200 Gb/s (a cable rated lower, or a lower negotiated speed: see test_cx7_speed), "
              "or other traffic shares the port"),
-          also=", ".join(f"{src.name} {name}: {r.gbits_average:.2f} Gb/s" for name, r in zip(names, results)))
+          also=", ".join(f"{name}: {r.gbits_average:.2f} Gb/s" for name, r in zip(names, results)))
+
+
+@pytest.mark.step(3)
+@pytest.mark.capability(MULTI_NODE)
+def test_roce_bandwidth_of_each_link(cx7_pair, measure, planned):
+    """This direction of each CX7 link (each PCIe function of the port): ib_write_bw's figure, the
+    port's links at once, the slowest judged against the per-link floor, every link's figure shown."""
+    names = named_links(cx7_pair)
+    figures = [measure("roce.link", name, r.gbits_average, "Gb/s") for name, r in zip(names, planned(CX7_ROCE))]
+    slowest = min(range(len(figures)), key=lambda i: figures[i].value)
+    cause = planned(CX7_ROCE_CAUSE) if figures[slowest].verdict == "failed" else None
+    judge(figures[slowest], f"{names[slowest]} (ib_write_bw)", cause or (
+        "this link or direction moves less while the others keep up: its PCIe function's link (Gen5 x4 expected), "
+        "pause frames or drops on its path (ethtool -S: rx_prio*_pause, out_of_buffer), or an MTU that "
+        "differs between its two ends"), also=", ".join(f"{name}: {m.value:g} Gb/s" for name, m in zip(names, figures)))
 
 
 @pytest.mark.step(3)
@@ -98,11 +113,7 @@ def test_roce_bandwidth_over_the_port(cx7_pair, measure, planned):
 def test_rdma_latency_of_each_link(cx7_pair, measure, planned):
     """This direction of each CX7 link (each PCIe function of the port): ib_write_lat's typical
     latency of a 2-byte write, the slowest link judged, every link's figure shown."""
-    src, dst = cx7_pair.src, cx7_pair.dst
-    links = addressing.cx7_links(src.spec, dst.spec)
-    if not links:
-        raise Failure(cx7_pair.where, "no two CX7 interfaces of these nodes share a subnet in the inventory")
-    names = [f"{src.name} {s.name} ({s.rdma_device}) -> {dst.name} {d.name} ({d.rdma_device})" for s, d in links]
+    names = named_links(cx7_pair)
     figures = [measure("roce.latency", name, r.t_typical, "µs") for name, r in zip(names, planned(CX7_LATENCY))]
     slowest = max(range(len(figures)), key=lambda i: figures[i].value)
     judge(figures[slowest], f"{names[slowest]} (ib_write_lat)", (

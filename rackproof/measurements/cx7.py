@@ -3,7 +3,7 @@ files that keep them."""
 
 from __future__ import annotations
 
-from rackproof import addressing, cabling, plan, traffic
+from rackproof import addressing, cabling, plan, staleinit, traffic
 from rackproof.plan import Phase
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
@@ -52,3 +52,15 @@ CX7_ROCE = plan.in_rounds("cx7.roce", "cx7_pair", lambda sender, receiver, ctx: 
 CX7_LATENCY = plan.in_rounds("cx7.latency", "cx7_pair", lambda sender, receiver, ctx: traffic.over_links(
     WRITE_LATENCY, sender, receiver, addressing.cx7_links(sender.spec, receiver.spec),
     seconds=ctx.cluster.expect.iperf_seconds))
+
+
+def _slowest_link_cause(pair, results, ctx: plan.Context) -> str | None:
+    link = staleinit.slowest(results)
+    sender, receiver = pair.src, pair.dst
+    return staleinit.link_cause(sender, receiver, addressing.cx7_links(sender.spec, receiver.spec)[link],
+                                results[link].gbits_average)
+
+
+# a link under its floor: both ends' speed, PCIe link and firmware, and whether they name NVIDIA's stale initialisation
+CX7_ROCE_CAUSE = plan.diagnosis("cx7.roce.cause", [(CX7_ROCE, lambda pair, results, cluster: staleinit.under_floor(
+    results[staleinit.slowest(results)].gbits_average, cluster))], _slowest_link_cause)
