@@ -38,6 +38,8 @@ THOR_RELEASE = {
     },
     "driver": "580.00",
     "cuda": "13.0",
+    # uname -r of a Thor on JetPack 7.0 (jetson_stats issue 711's jtop report: "Release: 6.8.12-tegra")
+    "kernel": "6.8.12-tegra",
 }
 
 # What jetpack-mismatch plants: the node was updated to JetPack 7.1 alone.
@@ -59,6 +61,7 @@ THOR_RELEASE_71 = {
     },
     "driver": "580.00",
     "cuda": "13.0",
+    "kernel": "6.8.12-tegra",   # modelled: the fault changes JetPack, not the kernel
 }
 
 SPARK_RELEASE = {
@@ -78,6 +81,8 @@ SPARK_RELEASE = {
     },
     "driver": "580.95.05",
     "cuda": "13.0",
+    # uname -r of DGX OS 7.2.3 (its login banner: "NVIDIA DGX Spark Version 7.2.3 (GNU/Linux 6.11.0-1016-nvidia aarch64)")
+    "kernel": "6.11.0-1016-nvidia",
 }
 
 # A second release for jetpack-mismatch on a Spark: one node left on an older DGX OS.
@@ -93,6 +98,7 @@ SPARK_RELEASE_OLD = {
     },
     "driver": "580.65.06",
     "cuda": "13.0",
+    "kernel": "6.11.0-1016-nvidia",   # modelled: the fault changes the DGX OS release, not the kernel
 }
 
 

@@ -3,6 +3,7 @@ entry it judges and asks for its result with `planned(ENTRY)`. The plugin runs t
 selected checks name (rackproof.checks.entries_named), in ALL's order.
 
     nodes     what each node is: its name, addresses, routes, resolver, software, settings
+    configuration  what each node runs below its packages: kernel, system firmware (issue 43)
     holders   the slice holders' accounts, processes, rights, homes and jobs
     jobs      Slurm: each node's controllers, state and a real job, the partition, munge, clock
     lanes     the bonded lanes: link, cabling, FEC, bond state, throughput, counters under load
@@ -19,10 +20,10 @@ from __future__ import annotations
 
 from rackproof.plan import Entry
 
-from . import cx7, diagnosis, engines, holders, jobs, lanes, launcher, logins, nccl, nodes
+from . import configuration, cx7, diagnosis, engines, holders, jobs, lanes, launcher, logins, nccl, nodes
 
 # every entry, each once, in its module's order: the loads run in this order (the lanes'
 # streams, then the CX7 rounds, then the collective), the engines' answers before the agent's
-ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, holders, jobs, lanes, cx7, nccl, logins, launcher,
-                                                     engines, diagnosis)
+ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, configuration, holders, jobs, lanes, cx7, nccl,
+                                                     logins, launcher, engines, diagnosis)
                                       for value in vars(module).values() if isinstance(value, Entry)))

@@ -20,17 +20,18 @@ from rackproof.inventory import ClusterAtStep
 from rackproof.userinput import read_regular_file
 
 from . import baseline as baseline_diff
-from . import facts, spark_acceptance, topology, verdict, waivers as waiver_rules
+from . import configuration, facts, spark_acceptance, topology, verdict, waivers as waiver_rules
 from .outcomes import OUTCOMES, PROBLEMS, Phase, merged_properties, outcome_of
 
-SCHEMA_VERSION = "2.9"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
+SCHEMA_VERSION = "2.10"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
 #   2.5: the outcome "not verified" (a check that could not be made, listed in the scope);
 #   2.6: coverage.cut_short (checks a transient fault stopped: the run is incomplete); nodes[].reach.since;
 #   2.7: the run history: measurements[].reference, tests[].drift, verdict.drift, history;
 #   2.8: evidence[].probe and evidence[].values (what made each command; facts are read from them);
 #        tests[].warnings (failure records) and tests[].not_verified (where, what, why, how);
-#   2.9: nodes[].reach.connects (each connect the rack's own life made take more than one attempt)
+#   2.9: nodes[].reach.connects (each connect the rack's own life made take more than one attempt);
+#   2.10: configuration (the golden-configuration table: node x setting, the odd cell marked)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 
 _EVIDENCE_KEYS = ("node", "command", "exit_status", "stdout", "stderr", "duration", "started", "note", "probe", "values")
@@ -179,6 +180,7 @@ def build(run: RunInfo, cluster: ClusterAtStep, records: list[Recorded],
         "baseline": None,
         "what_changed": what_changed,
         "spark_acceptance": spark_acceptance.build(inventory.cluster.platform, tests, _scope(scope)),
+        "configuration": configuration.build([n.name for n in inventory.nodes], tests, inventory.expect),
         "history": None,
         "report_html_sha256": None,
     }

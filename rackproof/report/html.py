@@ -18,7 +18,7 @@ from .outcomes import OUTCOMES
 from .style import CAPABILITY_COLORS, CSS, OUTCOME_COLORS, STATE_COLORS, VERDICT_COLORS
 
 SECTIONS = [("verdict", "Verdict"), ("spark", "Spark minimal acceptance"), ("changes", "Changes"), ("topology", "Topology"), ("measurements", "Measurements"),
-            ("nodes", "Nodes"), ("checks", "Checks"), ("scope", "Scope"), ("waivers", "Waivers")]
+            ("configuration", "Configuration"), ("nodes", "Nodes"), ("checks", "Checks"), ("scope", "Scope"), ("waivers", "Waivers")]
 
 
 def escape(text: str) -> str:
@@ -281,6 +281,38 @@ def _measurements(doc: dict) -> str:
     return "".join(parts)
 
 
+def _config_cell(cell: dict) -> str:
+    state = cell["state"]
+    if state == "unread":
+        return f'<td class="unread" data-state="unread">unread: {escape(cell["unread"])}</td>'
+    if state == "not asked":
+        return '<td class="not-asked" data-state="not asked" title="no check of this run asked this node">—</td>'
+    return f'<td class="{state}" data-state="{state}">{escape(cell["value"])}</td>'
+
+
+def _configuration(doc: dict) -> str:
+    """The golden-configuration table: a row per setting, a column per node, the odd cell marked."""
+    rows = doc.get("configuration") or []
+    head = '<h2 id="configuration">Configuration</h2>'
+    if not rows:
+        return head + '<p class="muted">No check of this run read a node\'s configuration.</p>'
+    names = [node["name"] for node in doc["nodes"]]
+    body = "".join(
+        f'<tr data-setting="{escape(r["setting"])}"><th>{escape(r["setting"])}<br><code class="muted">'
+        f'{escape(r["source"])}</code></th>' + "".join(_config_cell(r["cells"][n]) for n in names)
+        + f'<td class="muted">{escape(r["expected"] or "—")} <small>({escape(r["basis"])})</small></td></tr>'
+        for r in rows)
+    odd = sum(cell["state"] == "odd" for r in rows for cell in r["cells"].values())
+    unread = sum(cell["state"] == "unread" for r in rows for cell in r["cells"].values())
+    return (head + '<p class="muted">What each node runs, as the run\'s checks read it: a cell marked &#8800; differs '
+            "from the value the inventory pins, else from the one most nodes have (with no majority, every "
+            "value differs); an unread cell says why, and is never taken for equal; — : no check asked that node. "
+            f"{odd} odd, {unread} unread.</p>"
+            + '<table class="configuration"><thead><tr><th>setting</th>'
+            + "".join(f"<th>{escape(n)}</th>" for n in names) + "<th>expected</th></tr></thead>"
+            f"<tbody>{body}</tbody></table>")
+
+
 def _nodes(doc: dict) -> str:
     keys: list[str] = []
     for node in doc["nodes"]:
@@ -383,7 +415,8 @@ def _waivers(doc: dict) -> str:
 
 def render(doc: dict, files: list[tuple[str, str]]) -> str:
     """The page; `files` are (label, relative link) of the run's other files."""
-    body = "".join(f(doc) for f in (_verdict, _spark, _what_changed, _changes, _topology, _measurements, _nodes, _checks, _scope, _waivers))
+    body = "".join(f(doc) for f in (_verdict, _spark, _what_changed, _changes, _topology, _measurements, _configuration, _nodes,
+                                        _checks, _scope, _waivers))
     title = f'{verdicts.line(doc["verdict"])} — {doc["run"]["cluster"]} — rackproof'
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"

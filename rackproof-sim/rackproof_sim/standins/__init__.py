@@ -33,14 +33,15 @@ TOOLS = {
     "chronyc": "sharing",
     "docker": "container",
     "nvidia-ctk": "container",
+    "uname": "release",
 }
 
 # the tools a measurement runs: they run for seconds, are signalled and listed as processes of
 # their own, so each runs as one (the others answer from the node's stand-in server: .server)
 MEASURING = frozenset({"ib_write_bw", "ib_write_lat", "mpirun", "all_gather_perf", "all_reduce_perf"})
-THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "jetson_clocks", "dpkg-query", "systemctl", "chronyc"]
+THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "jetson_clocks", "dpkg-query", "systemctl", "chronyc", "uname"]
 SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "ib_write_lat", "nvidia-smi", "dpkg-query", "mpirun",
-               "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk"]
+               "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk", "uname"]
 
 
 def model() -> dict:
