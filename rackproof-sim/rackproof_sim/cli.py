@@ -34,6 +34,10 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   engine-on-loopback [MODEL]    the engine restarts bound to 127.0.0.1
   slow-engine [MODEL] [FACTOR]  the engine generates FACTOR (default 4) times slower
   roce-link-down [IFACE]        a CX7 link loses its link (Spark)
+  rdma-direction-slow [DEVICE] [GBPS]  RDMA writes from DEVICE (default the first cabled link's) move GBPS
+                                (default 40); the other direction and the other links stay healthy (Spark)
+  cx7-stale-init [DEVICE] [GBPS]  DEVICE in a stale initialisation: its link reports 200000Mb/s, RDMA over it
+                                moves GBPS (default 15) both ways (Spark)
   node-unreachable              the node's management (house network) link goes down
   ssh-hang                      sshd accepts TCP and never answers (SIGSTOP)
   stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token

@@ -1184,6 +1184,39 @@ def _u_model(rack, spec, node, target, undo):
     _model_edit(rack, node, lambda m: m.update(undo))
 
 
+# --- each CX7 link and direction (issue 43) ------------------------------------------------
+
+def _rdma_device(spec, node: str, args: list[str], kind: str) -> tuple[str, list[str]]:
+    """The RoCE device a fault names (default: the first cabled link's), and the rest of its args."""
+    cabled = [c.rdma_device for c in spec.cx7 if c.link]
+    if not cabled:
+        raise SimError(f"{node} has no CX7 links ({kind} is for a Spark)")
+    device = args[0] if args else cabled[0]
+    if device not in cabled:
+        raise SimError(f"{node} has no cabled RoCE device {device} (choose from {', '.join(cabled)})")
+    return device, args[1:]
+
+
+def _p_rdma_model(kind: str, key: str, default_gbps: float, told: str):
+    """A modelled RDMA rate for one device (`key`: which direction it caps, rackproof_sim.standins.rdma)."""
+    def plant(rack, spec, node, args):
+        device, rest = _rdma_device(spec, node, args, kind)
+        try:
+            gbps = float(rest[0]) if rest else default_gbps
+        except ValueError:
+            raise SimError(f"{kind}'s rate must be a number of Gb/s, not {rest[0]!r}") from None
+        if not 0 < gbps < 96:
+            raise SimError(f"{kind}'s rate must be above 0 and below a healthy link's 96 Gb/s")
+        before = _model_edit(rack, node, lambda m: m.setdefault(key, {}).update({device: gbps}))
+        return device, {key: before.get(key)}, told.format(node=node, device=device, gbps=gbps)
+    return plant
+
+
+def _u_rdma_model(rack, spec, node, device, undo):
+    (key, before), = undo.items()
+    _model_edit(rack, node, lambda m: m.update({key: before}) if before else m.pop(key, None))
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
@@ -1238,6 +1271,15 @@ _PLANT_AND_UNDO = {
     "image-missing": (_p_image_missing, _u_image_missing),
     "docker-no-access": (_p_docker_no_access, _u_docker_no_access),
     "sparkrun-sudoers-missing": (_p_sparkrun_sudoers_missing, _u_sparkrun_sudoers_missing),
+    # each CX7 link and direction (issue 43): writes from one device slow, the other way and the
+    # other links fine; a device in NVIDIA's stale initialisation (its link at 200000Mb/s, PCIe and
+    # firmware in order, RDMA 8-25 Gb/s both ways)
+    "rdma-direction-slow": (_p_rdma_model("rdma-direction-slow", "rdma_send_gbps", 40.0,
+                                          "RDMA writes from {node}'s {device} move {gbps:g} Gb/s; the other way and "
+                                          "the other links are fine"), _u_rdma_model),
+    "cx7-stale-init": (_p_rdma_model("cx7-stale-init", "rdma_stale_gbps", 15.0,
+                                     "{node}'s {device} is in a stale initialisation: its link reports 200000Mb/s and "
+                                     "RDMA over it moves {gbps:g} Gb/s both ways"), _u_rdma_model),
 }
 FAULT_KINDS = tuple(_PLANT_AND_UNDO)
 # the rack's own life, not a fault of the hardware: a healthy rack with one of these is never

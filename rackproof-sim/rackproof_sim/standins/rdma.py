@@ -3,7 +3,9 @@
 ibdev2netdev maps each modelled RDMA device to its netdev, Up or Down from the real veth.
 ib_write_bw and ib_write_lat do a real TCP exchange with their peer over the addressed link (the
 port perftest uses for its out-of-band exchange, 18515 unless -p); ib_write_bw moves some data
-and prints the bandwidth of the model (~96 Gb/s per logical CX7 link of a DGX Spark), ib_write_lat
+and prints the bandwidth of the model (~96 Gb/s per logical CX7 link of a DGX Spark; less from a
+device whose sending direction is degraded, `rdma_send_gbps`, and over a link with a device in a
+stale initialisation at either end, `rdma_stale_gbps`, which the server tells its client), ib_write_lat
 bounces small messages and prints the model's latency (a DGX Spark's 1.47 us typical, its real
 sample; the model's `rdma_latency_us` when set). A link that is down fails the way perftest fails.
 """
@@ -71,9 +73,17 @@ def _parse(args: list[str]) -> dict:
     return o
 
 
-def _result(m: dict, o: dict, device: str):
+def _stale(m: dict, device: str) -> float | None:
+    """The rate a device in a stale initialisation caps its link at, both ways (faults: cx7-stale-init)."""
+    return m.get("rdma_stale_gbps", {}).get(device)
+
+
+def _result(m: dict, o: dict, device: str, peer_cap: float | None = None):
+    """The model's run from `device`: its link's rate, capped by a slow direction of this device
+    (rdma-direction-slow) or a stale device at either end (`peer_cap`: the receiver's)."""
     from rackproof.probes.perftest import PerftestResult
-    gbps = m.get("roce_gbps") or 96.9
+    caps = (m.get("rdma_send_gbps", {}).get(device), _stale(m, device), peer_cap)
+    gbps = min([m.get("roce_gbps") or 96.9, *(c for c in caps if c is not None)])
     gbps = round(gbps * random.uniform(0.995, 1.004), 2)
     size = o["size"]
     seconds = o["duration"] or max(o["iters"] * size * 8 / (gbps * 1e9), 0.001)
@@ -131,7 +141,7 @@ def _ib_write_bw(m: dict, args: list[str]) -> int:
         return _fail(["got completion with error:", " Completion with error at client",
                       " Failed status 12: wr_id 0 syndrom 0x81", " Failed to complete run_iter_bw function successfully"])
     sock.close()
-    result = _result(m, o, device)
+    result = _result(m, o, device, peer.get("stale_gbps"))
     sys.stdout.write(render_ib_write_bw(result, run_infinitely=o["infinite"], duration=o["duration"] is not None,
                                         local_ip=local_ip, remote_ip=peer.get("ip")))
     sys.stdout.flush()
@@ -183,7 +193,8 @@ def _server(m, o, device, netdev, local_ip, render) -> int:
         client = json.loads(f.readline() or b"{}")
     except ValueError:
         client = {}
-    f.write(json.dumps({"device": device, "ip": local_ip, "up": link_up(netdev)}).encode() + b"\n")
+    f.write(json.dumps({"device": device, "ip": local_ip, "up": link_up(netdev), "stale_gbps": _stale(m, device)}).encode()
+            + b"\n")
     f.flush()
     if not client.get("up") or not link_up(netdev):
         conn.close()
