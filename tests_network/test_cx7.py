@@ -47,8 +47,10 @@ def test_cx7_speed(cx7, inventory, planned):
     if not (link.link_detected and link.speed_mbps == expected):
         raise Failure(cx7.where, "ethtool speed", f"{expected}Mb/s with link",
                       f"{link.speed_mbps or 'Unknown!'}Mb/s, link {'yes' if link.link_detected else 'no'}",
-                      "a cable rated below 200 Gb/s, or the link is down (each logical interface reports the whole "
-                      "port's speed)")
+                      f"the port negotiated {link.speed_mbps}Mb/s: a cable or switch port rated lower (a 200G QSFP56 "
+                      "or QSFP112 DAC is needed), or a switch port forced lower; `ethtool -s IFACE speed "
+                      f"{expected} autoneg on`, or replace the cable" if link.link_detected and link.speed_mbps
+                      else "the link is down (each logical interface reports the whole port's speed)")
 
 
 @pytest.mark.step(2)
