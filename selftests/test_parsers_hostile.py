@@ -41,7 +41,7 @@ from rackproof.probes.boot import parse_boot_id
 from rackproof.probes.chrony import Tracking, parse_tracking
 from rackproof.probes.counters import parse_bytes, parse_ethtool_driver, parse_ethtool_stats
 from rackproof.probes.docker import Image, parse_image_id
-from rackproof.probes.ethtool import LinkInfo, parse_ethtool
+from rackproof.probes.ethtool import DriverInfo, LinkInfo, parse_driver_info, parse_ethtool
 from rackproof.probes.fec import FecInfo, parse_fec
 from rackproof.probes.files import parse_config_files, parse_hosts_file
 from rackproof.probes.getent import parse_getent_hosts
@@ -56,6 +56,7 @@ from rackproof.probes.nccl import NcclResult, parse_nccl
 from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, parse_netplan_naming
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_gpus, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import LatencyResult, PerftestResult, parse_ib_write_bw, parse_ib_write_lat
+from rackproof.probes.rdmasysfs import RdmaDevice, parse_rdma_sysfs
 from rackproof.probes.ping import PingResult, parse_ping
 from rackproof.probes.sockets import parse_ss_listen, parse_ss_ports, scope
 from rackproof.probes.sparkrun import ClusterDefinition, SetupCheck, parse_cluster_show, parse_setup_check, parse_version
@@ -187,6 +188,10 @@ PARSERS = [
     Parser(parse_image_id, Image, samples("docker_image_inspect_*", "docker_permission_*")),
     # --- the kernel's own reports (issue 43)
     Parser(parse_kernel_log, KernelLog, samples("journalctl_*", "kernel_*", "dmesg_*")),
+    # --- the hardware behind the CX7 links (issue 43)
+    Parser(parse_driver_info, DriverInfo, samples("ethtool_i_*")),
+    Parser(parse_rdma_sysfs, RdmaDevice, samples("show_gids_*", "rdma_sysfs_*"),
+           args=st.sampled_from([("rocep1s0f1",), ("mlx5_0",)]), fixed_args=("rocep1s0f1",)),
 ]
 PARSER_IDS = [parser.name for parser in PARSERS]
 WITH_JSON_SAMPLES = [parser for parser in PARSERS if any(name.endswith(".json") for name in parser.samples)]

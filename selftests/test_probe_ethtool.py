@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rackproof.probes import ParseError
-from rackproof.probes.ethtool import LinkInfo, parse_ethtool
+from rackproof.probes.ethtool import DriverInfo, LinkInfo, parse_driver_info, parse_ethtool
 from rackproof_sim.formats.ethtool import render_ethtool
 from selftests.robustness import sample
 
@@ -175,3 +175,34 @@ def test_ethtools_own_complaints_before_the_header_are_not_values():
     assert (info.speed_mbps, info.duplex, info.link_detected) == (1000, "Full", True)
     assert parse_ethtool("netlink error: Operation not permitted\n" + sample(THOR), "mgbe0_0") == \
         parse_ethtool(sample(THOR), "mgbe0_0")
+
+
+# --- ethtool -i: the driver and the NIC's firmware (parse_driver_info)
+
+def test_driver_info_of_a_dgx_spark_cx7_first_three_lines():
+    assert parse_driver_info(sample("ethtool_i_dgx_spark_enP2p1s0f0np0_PARTIAL.txt")) == DriverInfo(
+        "mlx5_core", "6.17.0-1029-nvidia", "28.45.4028 (NVD0000000087)", None)
+
+
+def test_driver_info_of_a_connectx7_whole_with_its_pci_function():
+    info = parse_driver_info(sample("ethtool_i_mlx5_cx7_fw28.39_ubuntu_gpu_server.txt"))
+    assert (info.driver, info.firmware, info.bus) == ("mlx5_core", "28.39.3560 (MT_0000000838)", "0000:e6:00.0")
+
+
+@pytest.mark.parametrize("text", ["", "Settings for eth0:\n\tSpeed: 25000Mb/s\n", "driver: \nfirmware-version: 1\n",
+                                  "driver: mlx5 core\n"])
+def test_driver_info_without_a_driver_name_is_its_parse_error(text):
+    with pytest.raises(ParseError, match="ethtool -i"):
+        parse_driver_info(text)
+
+
+def test_driver_info_as_the_simulated_cx7_prints_it(tmp_path, monkeypatch, capsys):
+    """The stand-in prints the firmware of the node's model (a fault changes it there)."""
+    from rackproof_sim.standins import ethtool as standin
+    model = tmp_path / "model.json"
+    model.write_text('{"interfaces": {"enP2p1s0f1np1": {"kind": "cx7", "firmware": "28.39.1002 (NVD0000000087)"}}}')
+    monkeypatch.setenv("RACKPROOF_SIM_MODEL", str(model))
+    monkeypatch.setattr(standin, "exists", lambda iface: True)
+    assert standin.run("ethtool", ["-i", "enP2p1s0f1np1"]) == 0
+    assert parse_driver_info(capsys.readouterr().out) == DriverInfo(
+        "mlx5_core", "6.17.0-1029-nvidia", "28.39.1002 (NVD0000000087)", "0002:01:00.1")

@@ -157,3 +157,33 @@ ETHTOOL = Probe("ethtool", "a lane's speed, duplex, port and link", "ethtool {in
                 seen_on=("DGX Spark", "Jetson AGX Thor", "E810 ice", "CentOS"),
                 unseen="the Thor's record was abridged by its author and taken as a non-root login: no whole Thor "
                        "output was found; of a Spark only the Speed line")
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """`ethtool -i IFACE`: the driver and the NIC's firmware behind an interface."""
+    driver: str
+    version: str | None             # the driver's version; an inbox driver prints the kernel's release
+    firmware: str | None            # "28.45.4028 (NVD0000000087)": version, then the board's PSID
+    bus: str | None                 # the PCI function: "0000:01:00.0"
+
+
+def parse_driver_info(text: str) -> DriverInfo:
+    """The "key: value" lines of `ethtool -i`; an empty value (expansion-rom-version:) is None.
+    Without a "driver:" line the text is not ethtool -i's."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        pair = split_key_value(line)
+        if pair is not None:
+            fields.setdefault(pair[0], pair[1].strip())
+    driver = fields.get("driver")
+    if not driver or any(c.isspace() for c in driver):
+        raise ParseError("ethtool -i", f"no driver name on a 'driver:' line: {driver!r}", text)
+    return DriverInfo(driver, fields.get("version") or None, fields.get("firmware-version") or None,
+                      fields.get("bus-info") or None)
+
+
+DRIVER_INFO = Probe("ethtool -i firmware", "an interface's driver, its NIC's firmware and PCI function",
+                    "ethtool -i {interface}", parse_driver_info, once=True,
+                    seen_on=("DGX Spark DGX OS 7", "Ubuntu ConnectX-7"),
+                    unseen="no Jetson AGX Thor's; the DGX Spark's is its first three lines only (driver, version, firmware-version)")

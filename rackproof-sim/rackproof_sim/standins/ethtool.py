@@ -148,6 +148,11 @@ def _bus(iface: str, default: str) -> str:
     return f"{domain:04x}:{bus:02x}:{slot:02x}.{function}"
 
 
+def _firmware(spec: dict) -> str:
+    """The CX7's firmware: the model's where a fault set one (firmware-differs), else DGX OS 7's."""
+    return spec.get("firmware", CX7_FIRMWARE)
+
+
 def _driver(iface: str, spec: dict | None) -> int:
     kind = (spec or {}).get("kind")
     driver, version, bus = DRIVERS.get(kind, ("veth", "1.0", ""))
@@ -155,7 +160,7 @@ def _driver(iface: str, spec: dict | None) -> int:
         bus = _bus(iface, bus)
     # mlx5_core answers "no" to eeprom access (its module EEPROM is read through ethtool -m)
     sys.stdout.write(
-        f"driver: {driver}\nversion: {version}\nfirmware-version: {CX7_FIRMWARE if kind == 'cx7' else ''}\n"
+        f"driver: {driver}\nversion: {version}\nfirmware-version: {_firmware(spec) if kind == 'cx7' else ''}\n"
         f"expansion-rom-version: \nbus-info: {bus}\nsupports-statistics: yes\nsupports-test: "
         f"{'yes' if kind == 'cx7' else 'no'}\nsupports-eeprom-access: {'yes' if kind in ('lane', 'mgmt') else 'no'}\n"
         "supports-register-dump: no\nsupports-priv-flags: "
