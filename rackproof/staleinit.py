@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from .host import Host, ProbeFailed
 from .inventory import ClusterAtStep, Cx7Interface
-from .probes.ethtool import ETHTOOL
+from .probes.ethtool import DRIVER_INFO, ETHTOOL
+from .probes.rdmasysfs import RDMA_SYSFS
 from .references import measured
 
 FULL_SPEED_MBPS = 200000
@@ -85,8 +86,17 @@ def link_cause(sender: Host, receiver: Host, link: tuple[Cx7Interface, Cx7Interf
 
 
 def _end(host: Host, iface: Cx7Interface) -> End:
+    """The end's speed, PCIe link and firmware (each None when its probe failed); the facts phase
+    read the same probes once (rackproof.nichardware), so a full run recalls them."""
+    speed, pcie, firmware = (_read(host, probe, **values) for probe, values in (
+        (ETHTOOL, {"interface": iface.name}), (RDMA_SYSFS, {"device": iface.rdma_device}),
+        (DRIVER_INFO, {"interface": iface.name})))
+    return End(f"{host.name} {iface.name} ({iface.rdma_device})", speed and speed.speed_mbps,
+               pcie and str(pcie.pcie), pcie and pcie.pcie.full, firmware and firmware.firmware)
+
+
+def _read(host: Host, probe, **values):
     try:
-        speed = host.read(ETHTOOL, interface=iface.name).speed_mbps
+        return host.read(probe, **values)
     except ProbeFailed:
-        speed = None
-    return End(f"{host.name} {iface.name} ({iface.rdma_device})", speed)
+        return None

@@ -17,6 +17,7 @@ from rackproof.targets import Pair
 from rackproof_sim.formats.ethtool import render_ethtool
 from selftests.robustness import sample
 from selftests.test_causes import SPARK_PAIR, failure, hosts_of, measure_in, planned
+from selftests.test_checks_fail import SPARK2, answers, spark_cx7
 from tests_network import test_cx7 as cx7_checks
 
 GOOD_RUN = sample("ib_write_bw_dgx_spark_client_run_infinitely.txt")   # 97.28 Gb/s on roceP2p1s0f0
@@ -27,24 +28,40 @@ def with_figure(gbps: str) -> str:
     return GOOD_RUN.replace("97.28", gbps).replace("97.29", gbps)
 
 
-def spark_hosts(runs: dict[str, str], tmp_path, speed_mbps: int = 200000):
-    """spark-1 runs the ib_write_bw clients (each printing what its device's link gives) and both
-    ends answer ethtool with `speed_mbps`; spark-2 starts the servers."""
-    def ethtool(command: str) -> Result | None:
+def sysfs(device: str, width: int) -> str:
+    """grep -H's lines of a CX7 function's PCIe link (its GID table left out)."""
+    return "".join(f"/sys/class/infiniband/{device}/device/{name}:{value}\n" for name, value in (
+        ("current_link_speed", "32.0 GT/s PCIe"), ("current_link_width", width), ("max_link_speed", "32.0 GT/s PCIe"),
+        ("max_link_width", 4)))
+
+
+def spark_hosts(runs: dict[str, str], tmp_path, speed_mbps: int = 200000, facts: dict | None = None):
+    """spark-1 runs the ib_write_bw clients (each printing what its device's link gives); both ends
+    answer ethtool with `speed_mbps`, and, with `facts` ({"width": .., "firmware": {node: ..}}),
+    their functions' PCIe link and ethtool -i (else those fail: not read); spark-2 starts the servers."""
+    def ethtool(node: str, command: str) -> Result | None:
+        if command.startswith("ethtool -i ") and facts:
+            return Result(command, 0, f"driver: mlx5_core\nversion: 6.17.0-1029-nvidia\nfirmware-version: "
+                                      f"{facts['firmware'][node]}\n", "", 0.01)
+        if command.startswith("grep -s -H") and facts:
+            device = command.split("/sys/class/infiniband/")[1].split("/")[0]
+            return Result(command, 2, sysfs(device, facts["width"]), "", 0.01)
+        if command.startswith(("ethtool -i ", "grep -s -H")):
+            return Result(command, 1, "", "not read here", 0.01)
         if command.startswith("ethtool "):
             iface = command.split()[-1]
             return Result(command, 0, render_ethtool(LinkInfo(iface, speed_mbps, "Full", True)), "", 0.01)
         return None
 
     def sender(command: str) -> Result:
-        if answered := ethtool(command):
+        if answered := ethtool("spark-1", command):
             return answered
         for device, text in runs.items():
             (tmp_path / device).write_text(text)
         return LocalTransport("spark-1").execute(f'ib_write_bw() {{ cat {tmp_path}/"$2"; }}; {command}', 10)
 
     def receiver(command: str) -> Result:
-        return ethtool(command) or Result(command, 0, "4242 4243\n" if "setsid timeout" in command else "", "", 0.1)
+        return ethtool("spark-2", command) or Result(command, 0, "4242 4243\n" if "setsid timeout" in command else "", "", 0.1)
 
     return hosts_of(SPARK_PAIR, {"spark-1": sender, "spark-2": receiver})
 
@@ -72,6 +89,29 @@ def test_a_link_in_nvidia_s_band_with_pcie_and_firmware_unread_is_not_called_sta
     message = failure(*link_check(spark_hosts({DEVICES[0]: with_figure("15.02"), DEVICES[1]: GOOD_RUN}, tmp_path)))
     assert "15.02 Gb/s is in the band of a stale CX7 initialisation (NVIDIA: 8-25 Gb/s)" in message, message
     assert "could not be read, so the state is not named" in message and "AC power cycle" not in message
+
+
+FIRMWARE = "28.45.4028 (NVD0000000087)"
+IN_ORDER = {"width": 4, "firmware": {"spark-1": FIRMWARE, "spark-2": FIRMWARE}}
+
+
+def test_a_link_in_nvidia_s_band_with_every_fact_in_order_is_the_stale_initialisation(tmp_path):
+    message = failure(*link_check(spark_hosts({DEVICES[0]: with_figure("15.02"), DEVICES[1]: GOOD_RUN}, tmp_path,
+                                              facts=IN_ORDER)))
+    assert "spark-1 enp1s0f1np1 (rocep1s0f1) -> spark-2 enp1s0f1np1 (rocep1s0f1) (ib_write_bw)" in message, message
+    assert "a stale initialisation of the ConnectX-7: 15.02 Gb/s on a link that reports 200000Mb/s" in message
+    assert f"same firmware at both ends ({FIRMWARE})" in message and "full AC power cycle of both units" in message
+
+
+@pytest.mark.parametrize("facts, named", [
+    ({**IN_ORDER, "width": 2}, "PCIe 32.0 GT/s PCIe x2 (max 32.0 GT/s PCIe x4)"),
+    ({**IN_ORDER, "firmware": {"spark-1": FIRMWARE, "spark-2": "28.44.1036 (NVD0000000087)"}},
+     "the two ends run different NIC firmware"),
+])
+def test_the_same_figure_beside_a_fact_out_of_order_names_that_fact_not_the_stale_state(tmp_path, facts, named):
+    message = failure(*link_check(spark_hosts({DEVICES[0]: with_figure("15.02"), DEVICES[1]: GOOD_RUN}, tmp_path,
+                                              facts=facts)))
+    assert named in message and "stale" not in message, message
 
 
 def test_a_slow_link_at_a_lower_negotiated_speed_is_named_by_its_speed(tmp_path):
@@ -109,3 +149,15 @@ def test_the_stale_state_is_never_named_when_one_fact_does_not_hold(gbps, change
     cause = staleinit.cause(gbps, ends(**changed))
     assert cause is None if named is None else named in cause, cause
     assert "stale initialisation of the ConnectX-7" not in (cause or "")
+
+
+# --- the speed a link negotiated (test_cx7_speed): a lower one names the cable or switch port ------
+
+@pytest.mark.parametrize("found, cause", [
+    (LinkInfo("enp1s0f1np1", 100000, "Full", True), "the port negotiated 100000Mb/s: a cable or switch port rated lower"),
+    (LinkInfo("enp1s0f1np1", None, None, False), "the link is down"),
+])
+def test_a_cx7_link_below_its_speed_names_why(found, cause):
+    message = failure(cx7_checks.test_cx7_speed, spark_cx7(), SPARK2, answers(found))
+    assert cause in message, message
+    assert ("200G QSFP56" in message) == bool(found.link_detected)
