@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rackproof.inventory import load_inventory
 from selftests.simrack import SimRack, rack_marks, unique_name
 from selftests.suite import run_suite
 
@@ -94,8 +95,8 @@ def test_a_local_user_gets_nothing_into_a_root_run(pytester, tmp_path, monkeypat
     monkeypatch.setenv("TMPDIR", str(shared))
     try:
         with SimRack("thor2", unique_name("hostile")) as rack:
-            inventory = rack.rack.profile
-            digest = hashlib.sha256(f"{inventory.cluster_name}:{sorted(n.name for n in inventory.nodes)}".encode()
+            inventory = load_inventory(rack.inventory)
+            digest = hashlib.sha256(f"{inventory.cluster.name}:{sorted(n.name for n in inventory.nodes)}".encode()
                                     ).hexdigest()[:12]
             hostile = subprocess.Popen(
                 ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-S", "-c",

@@ -203,3 +203,20 @@ def test_every_module_that_brings_up_racks_is_kept_on_one_worker():
     modules = [p for p in Path(__file__).parent.glob("test_*.py") if "SimRack(" in p.read_text()]
     assert len(modules) >= 7
     assert [p.name for p in modules if not RACK_MODULE.search(f"selftests/{p.name}::test_x")] == []
+
+
+def test_racks_of_one_profile_up_side_by_side_are_clusters_of_their_own():
+    """rackproof keys a cluster's node locks by its name and nodes: racks named apart are named
+    apart as clusters, so no rack's load rounds wait for another's. The rack of the profile's own
+    name is the cluster its recordings (examples/replay) were made on."""
+    import tomllib
+
+    from rackproof_sim.profiles import get_profile
+    from rackproof_sim.rack import inventory_toml
+
+    def cluster(rack: str) -> str:
+        return tomllib.loads(inventory_toml(get_profile("thor5"), RackState(rack)))["cluster"]["name"]
+
+    recorded = tomllib.loads((REPO / "examples/replay/thor5-healthy/cluster.toml").read_text())["cluster"]["name"]
+    assert cluster("thor5") == recorded == "thor-shelf"
+    assert len({cluster("thor5"), cluster("st1thor5"), cluster("st2thor5")}) == 3

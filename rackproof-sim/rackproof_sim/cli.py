@@ -98,7 +98,7 @@ def _fill(sim: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("up", help="bring a rack up and print its inventory path")
     _profile_arguments(p)
-    p.add_argument("--name", help="rack name (default: the profile's); lets racks run side by side")
+    p.add_argument("--name", help="rack name (default: the profile's); lets racks run side by side, each a cluster of its own")
     p.add_argument("-v", "--verbose", action="store_true", help="say what is being built")
     p.set_defaults(sim_func=cmd_up)
 
