@@ -60,7 +60,8 @@ def bar_chart(group: dict, trends: dict[tuple[str, str], list[float]] | None = N
         parts.append(f'<text x="{LABEL_W + BAR_W + 8}" y="14" font-size="11" fill="{RED}">| floor &#x2506; target</text>')
     for i, r in enumerate(rows):
         y = TOP + i * ROW_H
-        subject = r["subject"] if len(r["subject"]) <= 36 else r["subject"][:35] + "…"
+        # what fits beside the bar; a long one keeps its two ends (a link's source and destination)
+        subject = r["subject"] if len(r["subject"]) <= 34 else r["subject"][:16] + "…" + r["subject"][-17:]
         parts.append(f'<text x="{LABEL_W - 8}" y="{y + 15}" font-size="12" text-anchor="end">'
                      f'<title>{escape(r["subject"])}</title>{escape(subject)}</text>')
         if r["value"] is None:

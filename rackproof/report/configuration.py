@@ -112,7 +112,8 @@ def build(nodes: list[str], tests: list[dict], expect) -> list[dict]:
     """Each setting some check read: its command, its pin, and every node's cell with its state."""
     sources, found = _cells(tests)
     rows = []
-    for name, cells in sorted(found.items(), key=lambda item: (sources[item[0]][0], item[0])):
+    # in the readers' order; a reader's settings as it names them (stable: the first answer's order)
+    for name, cells in sorted(found.items(), key=lambda item: sources[item[0]][0]):
         pinned = getattr(expect, PINS[name], None) if name in PINS else None
         values = [v for v in cells.values() if not isinstance(v, Unread)]
         counts = Counter(values).most_common()

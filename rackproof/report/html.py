@@ -15,7 +15,7 @@ from rackproof.safetext import shown
 from . import measurements, topology_svg, verdict as verdicts
 from .charts import bar_chart
 from .outcomes import OUTCOMES
-from .style import CAPABILITY_COLORS, CSS, OUTCOME_COLORS, STATE_COLORS, VERDICT_COLORS
+from .style import CAPABILITY_COLORS, CSS, MEASUREMENT_COLORS, OUTCOME_COLORS, STATE_COLORS, VERDICT_COLORS
 
 SECTIONS = [("verdict", "Verdict"), ("spark", "Spark minimal acceptance"), ("changes", "Changes"), ("topology", "Topology"), ("measurements", "Measurements"),
             ("configuration", "Configuration"), ("nodes", "Nodes"), ("checks", "Checks"), ("scope", "Scope"), ("waivers", "Waivers")]
@@ -266,6 +266,7 @@ def _measurements(doc: dict) -> str:
         f'<p class="muted">Beside each bar, the figure\'s last {max(map(len, trends.values()), default=0)} runs '
         f'(of {found["runs"]} in <code>{escape(found["path"])}</code>), this run\'s the dot at the end.</p>'
         if trends else '<p class="muted">This run is not in a run history (a --replay run is not recorded).</p>')]
+    parts.append(_per_link(doc))
     for group in groups:
         rows = []
         for r in group["rows"]:
@@ -281,13 +282,47 @@ def _measurements(doc: dict) -> str:
     return "".join(parts)
 
 
+def _per_link(doc: dict) -> str:
+    """Each CX7 link's RDMA figures in both directions on one row: a direction slower than the
+    other stands out beside its twin."""
+    links = measurements.per_link(doc["tests"])
+    if not links:
+        return ""
+
+    def cell(r: dict | None) -> str:
+        if r is None:
+            return '<td class="muted">—</td>'
+        if r["value"] is None:
+            return f'<td class="muted">no figure ({escape(r["outcome"])})</td>'
+        exp = r["expectation"] or {}
+        bound = f' title="floor {exp["floor"]:g} {escape(r["unit"])}, {escape(exp.get("better", ""))} is better"' if exp else ""
+        return (f'<td data-verdict="{escape(r["verdict"] or "")}" style="color:{MEASUREMENT_COLORS[r["verdict"]]}"{bound}>'
+                f'<b>{r["value"]:g}</b> {escape(r["unit"])}</td>')
+    rows = "".join(
+        f'<tr><td>{escape(link["ends"][0])}<br>&#8644; {escape(link["ends"][1])}</td>'
+        + "".join(cell(link["figures"].get((ref, way))) for ref in measurements.PER_LINK for way in ("forward", "back"))
+        + "</tr>" for link in links)
+    return ('<h3>RoCE per link and direction</h3><p class="muted">Each CX7 link (interface and RDMA device at both '
+            "ends) with its ib_write_bw bandwidth and ib_write_lat latency each way: &#8594; from the first end to "
+            "the second, &#8592; back; the tables below have each figure with its bound and check.</p>"
+            '<table class="per-link"><thead><tr><th>link</th><th>bandwidth &#8594;</th><th>bandwidth &#8592;</th>'
+            f"<th>latency &#8594;</th><th>latency &#8592;</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def _config_value(value: str) -> str:
+    """A value as the table shows it: a long one (an image's digest) clipped, whole on hover."""
+    if len(value) <= 32:
+        return escape(value)
+    return f'<span title="{escape(value)}">{escape(value[:28])}&#8230;</span>'
+
+
 def _config_cell(cell: dict) -> str:
     state = cell["state"]
     if state == "unread":
         return f'<td class="unread" data-state="unread">unread: {escape(cell["unread"])}</td>'
     if state == "not asked":
         return '<td class="not-asked" data-state="not asked" title="no check of this run asked this node">—</td>'
-    return f'<td class="{state}" data-state="{state}">{escape(cell["value"])}</td>'
+    return f'<td class="{state}" data-state="{state}">{_config_value(cell["value"])}</td>'
 
 
 def _configuration(doc: dict) -> str:
@@ -300,7 +335,7 @@ def _configuration(doc: dict) -> str:
     body = "".join(
         f'<tr data-setting="{escape(r["setting"])}"><th>{escape(r["setting"])}<br><code class="muted">'
         f'{escape(r["source"])}</code></th>' + "".join(_config_cell(r["cells"][n]) for n in names)
-        + f'<td class="muted">{escape(r["expected"] or "—")} <small>({escape(r["basis"])})</small></td></tr>'
+        + f'<td class="muted">{_config_value(r["expected"] or "—")} <small>({escape(r["basis"])})</small></td></tr>'
         for r in rows)
     odd = sum(cell["state"] == "odd" for r in rows for cell in r["cells"].values())
     unread = sum(cell["state"] == "unread" for r in rows for cell in r["cells"].values())

@@ -39,3 +39,21 @@ def groups(tests: list[dict]) -> list[dict]:
                                    "expectation": None, "verdict": None, "message": test["message"]})
         out.append({"kind": kind, "unit": unit, "rows": group_rows})
     return out
+
+
+# figures measured over each link in each direction ("A dev -> B dev"), shown side by side per link
+PER_LINK = ("roce.link", "roce.latency")
+
+
+def per_link(tests: list[dict]) -> list[dict]:
+    """Each link's figures both ways, for the references of PER_LINK: [{"ends": (first, second),
+    "figures": {(reference, "forward" | "back"): measurement row}}], each link once, in the order
+    it was first measured (forward: from its first end to its second)."""
+    links: dict[frozenset, dict] = {}
+    for row in rows(tests):
+        if row.get("reference") not in PER_LINK or " -> " not in row["subject"]:
+            continue
+        src, _, dst = row["subject"].partition(" -> ")
+        link = links.setdefault(frozenset((src, dst)), {"ends": (src, dst), "figures": {}})
+        link["figures"][(row["reference"], "forward" if link["ends"] == (src, dst) else "back")] = row
+    return list(links.values())
