@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rackproof.inventory import Expect
 from rackproof.probes.docker import IMAGE_ID
+from rackproof.probes.ethtool import DRIVER_INFO
 from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
 from rackproof.probes.nvidia_smi import NVIDIA_SMI
 from rackproof.probes.release import BIOS, KERNEL
@@ -96,3 +97,15 @@ def test_the_page_marks_the_odd_cell_and_says_why_a_cell_is_unread():
     assert 'data-state="not asked"' in page and "<th>thor-4</th>" in page
     empty = _configuration({"configuration": [], "nodes": []})
     assert "No check of this run read a node" in empty
+
+
+def test_each_nics_driver_and_firmware_is_a_row_and_other_firmware_is_odd():
+    spark = (SAMPLES / "ethtool_i_dgx_spark_enP2p1s0f0np0_PARTIAL.txt").read_text()
+    older = (SAMPLES / "ethtool_i_mlx5_cx7_fw28.39_ubuntu_gpu_server.txt").read_text()
+    tests = [{"evidence": [made(n, DRIVER_INFO, spark, interface="enP2p1s0f0np0") for n in NODES[:3]]
+              + [made("thor-4", DRIVER_INFO, older, interface="enP2p1s0f0np0")], "facts": {}}]
+    found = configuration.build(NODES, tests, Expect())
+    assert [r["setting"] for r in found] == ["enP2p1s0f0np0 driver", "enP2p1s0f0np0 firmware"]
+    firmware = found[1]
+    assert states(firmware) == {"thor-1": "same", "thor-2": "same", "thor-3": "same", "thor-4": "odd"}
+    assert firmware["cells"]["thor-4"]["value"].startswith("28.39") and firmware["source"] == "ethtool -i {interface}"

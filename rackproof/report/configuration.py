@@ -1,5 +1,5 @@
 """The golden-configuration table: node x setting (kernel, system firmware, L4T, packages, GPU
-driver, CUDA, power mode, each NIC's driver and firmware, NCCL, the head's container images),
+driver, CUDA, power mode, each NIC's driver and firmware, the head's container images),
 so that a reviewer sees the whole cluster's configuration at once.
 
 Each cell is read from the evidence of the run's checks, by the probe that made the command
@@ -22,7 +22,9 @@ from typing import Callable
 
 from rackproof.probe import IN_C_LOCALE, Probe
 from rackproof.probes import ParseError
+from rackproof.probes.counters import DRIVER
 from rackproof.probes.docker import IMAGE_ID, Image
+from rackproof.probes.ethtool import DRIVER_INFO
 from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE, NVPMODEL
 from rackproof.probes.nvidia_smi import NVIDIA_SMI
 from rackproof.probes.release import BIOS, KERNEL, Firmware
@@ -64,6 +66,11 @@ READERS = [
     Reader(NVIDIA_SMI, lambda v: ["GPU driver", "CUDA"],
            lambda v, found: {"GPU driver": found.driver_version, "CUDA": found.cuda_version or Unread("N/A")}),
     Reader(NVPMODEL, lambda v: ["power mode (nvpmodel)"], lambda v, found: {"power mode (nvpmodel)": found.name}),
+    # a NIC's driver and firmware (sparkhw's CX7 facts), a lane's driver (its error counters' reading)
+    Reader(DRIVER_INFO, lambda v: [f"{v['interface']} driver", f"{v['interface']} firmware"],
+           lambda v, found: {f"{v['interface']} driver": found.driver,
+                             f"{v['interface']} firmware": found.firmware or Unread("no firmware-version line")}),
+    Reader(DRIVER, lambda v: [f"{v['interface']} driver"], lambda v, found: {f"{v['interface']} driver": found}),
     Reader(IMAGE_ID, lambda v: [f"image {v['image']}"], lambda v, found: {f"image {v['image']}": _image(found)}),
 ]
 PINS = {"L4T": "l4t_release", "GPU driver": "driver_version", "CUDA": "cuda_version",
