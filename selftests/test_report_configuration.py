@@ -11,9 +11,11 @@ from rackproof.probes.docker import IMAGE_ID
 from rackproof.probes.ethtool import DRIVER_INFO
 from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
 from rackproof.probes.nvidia_smi import NVIDIA_SMI
+from rackproof.probes.rdmasysfs import RDMA_SYSFS
 from rackproof.probes.release import BIOS, KERNEL
 from rackproof.report import configuration
 from rackproof.report.html import _configuration
+from selftests.test_probe_rdmasysfs import _grep
 from selftests.test_report_facts import ev, made
 
 SAMPLES = Path(__file__).with_name("samples")
@@ -109,3 +111,14 @@ def test_each_nics_driver_and_firmware_is_a_row_and_other_firmware_is_odd():
     firmware = found[1]
     assert states(firmware) == {"thor-1": "same", "thor-2": "same", "thor-3": "same", "thor-4": "odd"}
     assert firmware["cells"]["thor-4"]["value"].startswith("28.39") and firmware["source"] == "ethtool -i {interface}"
+
+
+def test_an_rdma_device_trained_below_its_peers_is_odd():
+    gids = (SAMPLES / "show_gids_dgx_spark_excerpt.txt").read_text()
+    tests = [{"evidence": [made(n, RDMA_SYSFS, _grep("roceP2p1s0f1", table=gids), device="roceP2p1s0f1")
+                           for n in NODES[:3]]
+              + [made("thor-4", RDMA_SYSFS, _grep("roceP2p1s0f1", width=2, table=gids), device="roceP2p1s0f1")],
+              "facts": {}}]
+    row = configuration.build(NODES, tests, Expect())[0]
+    assert row["setting"] == "roceP2p1s0f1 PCIe link" and row["expected"] == "32.0 GT/s PCIe x4 (max 32.0 GT/s PCIe x4)"
+    assert row["cells"]["thor-4"] == {"value": "32.0 GT/s PCIe x2 (max 32.0 GT/s PCIe x4)", "unread": "", "state": "odd"}

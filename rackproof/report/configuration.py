@@ -1,6 +1,6 @@
 """The golden-configuration table: node x setting (kernel, system firmware, L4T, packages, GPU
-driver, CUDA, power mode, each NIC's driver and firmware, the head's container images),
-so that a reviewer sees the whole cluster's configuration at once.
+driver, CUDA, power mode, each NIC's driver and firmware, each RDMA device's PCIe link, the
+head's container images), so that a reviewer sees the whole cluster's configuration at once.
 
 Each cell is read from the evidence of the run's checks, by the probe that made the command
 (evidence[].probe and .values) and its own parser, as the Nodes table's facts are: nothing is
@@ -27,6 +27,7 @@ from rackproof.probes.docker import IMAGE_ID, Image
 from rackproof.probes.ethtool import DRIVER_INFO
 from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE, NVPMODEL
 from rackproof.probes.nvidia_smi import NVIDIA_SMI
+from rackproof.probes.rdmasysfs import RDMA_SYSFS
 from rackproof.probes.release import BIOS, KERNEL, Firmware
 from rackproof.versions import JETPACK_PACKAGES, matches
 
@@ -71,6 +72,8 @@ READERS = [
            lambda v, found: {f"{v['interface']} driver": found.driver,
                              f"{v['interface']} firmware": found.firmware or Unread("no firmware-version line")}),
     Reader(DRIVER, lambda v: [f"{v['interface']} driver"], lambda v, found: {f"{v['interface']} driver": found}),
+    Reader(RDMA_SYSFS, lambda v: [f"{v['device']} PCIe link"],
+           lambda v, found: {f"{v['device']} PCIe link": str(found.pcie)}),
     Reader(IMAGE_ID, lambda v: [f"image {v['image']}"], lambda v, found: {f"image {v['image']}": _image(found)}),
 ]
 PINS = {"L4T": "l4t_release", "GPU driver": "driver_version", "CUDA": "cuda_version",
