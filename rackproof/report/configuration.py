@@ -90,6 +90,12 @@ def _unread(ev: dict, probe: Probe) -> str | None:
     return None
 
 
+def _source(probe: Probe) -> str:
+    """What a setting is read by: its command, or the probe's name (`rackproof probes`) for a long one."""
+    command = probe.shown.removeprefix(IN_C_LOCALE)
+    return command if len(command) <= 60 else probe.name
+
+
 def _cells(tests: list[dict]) -> tuple[dict[str, tuple[int, str]], dict[str, dict[str, str | Unread]]]:
     """({setting: (its reader's place, the command it is read from)}, {setting: {node: value |
     Unread}}), the newest answer of each node winning."""
@@ -110,7 +116,7 @@ def _cells(tests: list[dict]) -> tuple[dict[str, tuple[int, str]], dict[str, dic
         except (KeyError, TypeError):   # values a probe did not record: nothing to name the setting by
             continue
         for name, value in said.items():
-            sources.setdefault(name, (place[ev["probe"]], reader.probe.shown.removeprefix(IN_C_LOCALE)))
+            sources.setdefault(name, (place[ev["probe"]], _source(reader.probe)))
             node = found.setdefault(name, {})
             if isinstance(value, Unread) and ev["node"] in node and not isinstance(node[ev["node"]], Unread):
                 continue   # a later command cut short does not hide what the node said

@@ -311,7 +311,7 @@ def _per_link(doc: dict) -> str:
 
 def _config_value(value: str) -> str:
     """A value as the table shows it: a long one (an image's digest) clipped, whole on hover."""
-    if len(value) <= 32:
+    if len(value) <= 48:
         return escape(value)
     return f'<span title="{escape(value)}">{escape(value[:28])}&#8230;</span>'
 

@@ -51,7 +51,7 @@ td.cell { text-align: center; color: #fff; font-weight: 600; }
 .legend i { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: -1px; }
 table.configuration td { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12px; }
 table.configuration td.odd { background: #ffebe9; color: #c62828; font-weight: 700; }
-table.configuration td.odd::before { content: "\2260  "; }
+table.configuration td.odd::before { content: "\\2260  "; }
 table.configuration td.unread { color: #656d76; font-style: italic; font-family: inherit; }
 table.configuration td.not-asked { color: #9e9e9e; text-align: center; }
 footer { margin-top: 36px; font-size: 12px; color: #656d76; }
