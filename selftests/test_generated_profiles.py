@@ -8,7 +8,8 @@ import argparse
 
 import pytest
 
-from rackproof.inventory import load_inventory
+from rackproof import addressing, kinds
+from rackproof.inventory import FINISHED, load_inventory
 from rackproof_sim import cli
 from rackproof_sim.netns import neighbour_entries
 from rackproof_sim.profiles import CARRIES_MBIT, SCALE, generate, generated_name, get_profile, thor5
@@ -40,6 +41,20 @@ def test_a_rack_of_many_engines_routes_each_by_a_model_of_its_own(tmp_path):
     (tmp_path / "cluster.toml").write_text(inventory_toml(profile, RackState("many-engines")))
     engines = load_inventory(tmp_path / "cluster.toml").engines
     assert len(engines) == 8 and len({e.model for e in engines}) == 8
+
+
+def test_a_generated_spark_rack_measures_each_cx7_link_of_every_ordered_pair_in_rounds(tmp_path):
+    """`sim up spark --nodes 4`: every node shares both CX7 subnets with every other, so each of
+    the 12 ordered pairs has two links, measured in 3 rounds in which each node sends once and
+    receives once (as the Thor lanes' rounds)."""
+    (tmp_path / "cluster.toml").write_text(inventory_toml(generate("spark", 4), RackState("spark-4")))
+    cluster = load_inventory(tmp_path / "cluster.toml").at(FINISHED)
+    rounds = kinds.rounds("cx7_pair", cluster)
+    assert len(rounds) == 3 and sorted(p for r in rounds for p in r) == sorted(
+        (a.name, b.name) for a in cluster.nodes for b in cluster.nodes if a != b)
+    for round_ in rounds:
+        assert sorted(s for s, _ in round_) == sorted(d for _, d in round_) == [n.name for n in cluster.nodes]
+    assert {len(addressing.cx7_links(a, b)) for a in cluster.nodes for b in cluster.nodes if a != b} == {2}
 
 
 def test_a_large_rack_is_shaped_to_what_this_machine_carries_at_once():
