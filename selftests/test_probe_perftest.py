@@ -117,6 +117,16 @@ def test_server_waiting_banner_alone_is_no_result():
                           "************************************\n")
 
 
+def test_the_port_s_other_function_alone_with_four_queue_pairs_moves_more_than_half_the_port():
+    # rocep1s0f1, the first PCIe function of the same QSFP port as roceP2p1s0f0's twin, -q 4, one link
+    # alone: 111.71 Gb/s, above the per-link floor (80 Gb/s) that a link beside its twin keeps too
+    real = sample("ib_write_bw_dgx_spark_client_rocep1s0f1_q4_rdma_cm_link_IB.txt")
+    assert parse_ib_write_bw(real) == PerftestResult(65536, 20000, 111.72, 111.71, "Gb/sec", 0.21307, "rocep1s0f1", "IB")
+    # the simulator names each device on the line the real tool does (perftest's TABs, the docs' spaces)
+    rendered = render_ib_write_bw(parse_ib_write_bw(real))
+    assert real.splitlines()[2].split() in [line.split() for line in rendered.splitlines()]
+
+
 def test_render_is_the_real_client_output():
     spark = parse_ib_write_bw(sample(DGX_SPARK_CLIENT))
     rendered = render_ib_write_bw(spark, run_infinitely=True,
