@@ -1,6 +1,7 @@
 """report.html in a real browser: Debian's headless Chromium driven through its own
 chromedriver (no driver download), offline, on the lane-down recording: the verdict, thor-3
-mgbe1_0 drawn red at switch port 10, and an evidence section that opens on a click. A
+mgbe1_0 drawn red at switch port 10, an evidence section that opens on a click, and the
+configuration table's power-mode row the same on every Thor. A
 screenshot is left at reports/selftest-screenshot.png."""
 
 import pytest
@@ -62,6 +63,12 @@ def test_report_in_headless_chromium(pytester, browser):
     evidence.find_element(By.TAG_NAME, "summary").click()
     assert evidence.get_attribute("open") == "true" and output.is_displayed()
     assert "Link detected: no" in output.text
+
+    # the configuration table: every Thor's power mode in one row, each cell the same (not marked)
+    row = browser.find_element(By.CSS_SELECTOR, 'table.configuration tr[data-setting="power mode (nvpmodel)"]')
+    cells = row.find_elements(By.CSS_SELECTOR, "td[data-state]")
+    assert [(c.text, c.get_attribute("data-state")) for c in cells] == [("MAXN", "same")] * 5
+    assert cells[0].value_of_css_property("color") != RED
 
     loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert all(url.startswith(("file:", "data:")) for url in loaded), loaded   # nothing from a network
