@@ -61,8 +61,8 @@ ROCE_FLOOR = Setting("roce_floor_gbps", 180.0, "ib_write_bw over both links, sum
 RDMA_LATENCY = Setting("rdma_latency_max_us", 5.0, "ib_write_lat over one CX7 link, each direction: the typical "
                        "(median) latency of a 2-byte RDMA write", "µs", le=1000)
 # --- per CX7 link (issue 43): NVIDIA's check-connectx-bandwidth (dgx-spark-playbooks, connect-two-sparks)
-# passes a rail at 80 Gb/s (DEFAULT_HEALTHY_MIN_GBPS); a healthy link moves ~97 Gb/s alone and about half
-# the port's ~190 beside its twin (samples/ib_write_bw_dgx_spark_*)
+# passes a rail at 80 Gb/s (DEFAULT_HEALTHY_MIN_GBPS, "conservative"); NVIDIA's performance guide there measures
+# 92.57 and 97.28 Gb/s on a port's two rails at once (samples/ib_write_bw_dgx_spark_client_run_infinitely.txt)
 ROCE_LINK_FLOOR = Setting("roce_link_floor_gbps", 80.0, "ib_write_bw over one CX7 link (one PCIe function of the "
                           "port), each direction, its twin running at the same time", "Gb/s", le=MAX_GBPS)
 NCCL_FLOOR = Setting("nccl_busbw_floor_gbs", 21.875, "NCCL bus bandwidth", "GB/s", le=MAX_GBPS / 8)

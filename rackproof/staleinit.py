@@ -1,9 +1,10 @@
 """Why one CX7 link moves less than its floor, and the one state NVIDIA names for it: the stale
 initialisation of a DGX Spark's ConnectX-7. A link that reports its full 200000 Mb/s, whose PCIe
 function runs at its full speed and width and whose firmware is the same at both ends, and whose
-RDMA writes move 8-25 Gb/s, is in that state; NVIDIA's check-connectx-bandwidth
-(dgx-spark-playbooks, nvidia/connect-two-sparks/assets) gives it an exit status of its own, and
-only a full AC power cycle of both units clears it. The state is named only when every one of
+RDMA writes move 8-25 Gb/s, is in that state (possibly one direction only); NVIDIA's
+check-connectx-bandwidth (dgx-spark-playbooks, nvidia/connect-two-sparks/assets) gives it an exit
+status of its own, and NVIDIA's performance guide there ("Detect a degraded ConnectX-7
+initialization") says what clears it: a reboot of both units, else a full AC power cycle of both. The state is named only when every one of
 those facts was read and holds; otherwise the fact that is not in order is named, or nothing.
 
 The facts are read by the controller in the plan's diagnosis phase (rackproof.measurements.cx7),
@@ -24,9 +25,12 @@ FULL_SPEED_MBPS = 200000
 # NVIDIA's check-connectx-bandwidth: "A client result between 8 and 25 Gb/s, together with a 200 Gb/s
 # Ethernet link and a PCIe Gen5 x4 link, identifies the known degraded initialization state"
 STALE_BAND_GBPS = (8.0, 25.0)
-RECOVERY = ("keep the QSFP cable where it is, reboot both units and measure again; if the link stays capped, shut "
-            "both down and disconnect each unit and its power brick from AC for at least 60 seconds, then power "
-            "on (a full AC power cycle of both units: NVIDIA's recovery, dgx-spark-playbooks check-connectx-bandwidth)")
+# NVIDIA's recovery (performance_benchmarking_guide.md, "Detect a degraded ConnectX-7 initialization")
+RECOVERY = ("stop distributed work on both units; with the final QSFP topology connected (cables not moved during "
+            "recovery), update DGX OS and firmware, reboot both units and measure again both ways; if the link stays "
+            "capped, `sudo shutdown -h now` both, disconnect each unit's USB-C power and its adapter from AC for at "
+            "least 60 seconds, power on and measure again (a full AC power cycle of both units); if it still stays "
+            "capped, collect nvidia-bug-report.sh and contact NVIDIA support")
 
 
 @dataclass(frozen=True)
