@@ -222,9 +222,6 @@ ProcessName = _str(_text("a program name (letters, digits, '_', '.', '+', '-'; n
                          r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"))
 ClusterName = _str(_cluster_name)
 Label = _str(_text("a label of printable characters", 64, spaces=True))
-NcclHcas = _str(_text("NCCL_IB_HCA's list: RDMA devices, each with an optional ':port', separated by ',', the whole "
-                      "optionally after '^' (all but these) or '=' (exact names)", 255,
-                      r"[=^]?[A-Za-z0-9_][A-Za-z0-9_.-]*(:[0-9]+)?(,[A-Za-z0-9_][A-Za-z0-9_.-]*(:[0-9]+)?)*"))
 ModelName = _str(_text("a model name without spaces or '='", 128, forbid="="))
 SshTarget = _str(_text("an ssh destination without spaces (a host, user@host, host:port or a Host of your "
                        "ssh config)", 255))
@@ -299,7 +296,7 @@ class Expect(Model):
     nccl_busbw_floor_gbs: float = _bound(NCCL_FLOOR)
     run_nccl: bool = _about(False, "run `nccl_test` over the nodes' CX7 interfaces")
     # NCCL's settings for the cluster's jobs (issue 43): the NCCL check's run passes them to every rank
-    nccl_ib_hca: NcclHcas | None = _about(
+    nccl_ib_hca: Label | None = _about(
         None, "NCCL_IB_HCA of the cluster's NCCL jobs, passed to every rank of the NCCL check's run; it must name "
         "both PCIe functions of each cabled CX7 port (e.g. `rocep1s0f1,roceP2p1s0f1`)",
         none="none (NCCL takes every active RoCE device)")

@@ -53,6 +53,7 @@ from rackproof.probes.jetson import (
     L4TRelease, PowerMode, parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release, parse_nvpmodel)
 from rackproof.probes.lldp import parse_neighbours
 from rackproof.probes.nccl import NcclResult, parse_nccl
+from rackproof.probes.nccl import NcclSettings, NcclSetup, parse_nccl_run, parse_nccl_settings, parse_nccl_setup
 from rackproof.probes.netplan import FileMode, NetplanNaming, parse_mode_owner, parse_netplan_naming
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner, parse_gpus, parse_nvidia_smi_banner, parse_nvidia_smi_query
 from rackproof.probes.perftest import LatencyResult, PerftestResult, parse_ib_write_bw, parse_ib_write_lat
@@ -186,6 +187,10 @@ PARSERS = [
     Parser(parse_cluster_show, (ClusterDefinition, type(None)), samples("sparkrun_cluster_show_*"), json="{}"),
     Parser(parse_setup_check, (SetupCheck, type(None)), samples("sparkrun_setup_check_*"), json="{}"),
     Parser(parse_image_id, Image, samples("docker_image_inspect_*", "docker_permission_*")),
+    # --- NCCL's set-up from its own debug lines, the nodes' NCCL settings (issue 43)
+    Parser(parse_nccl_setup, NcclSetup, samples("nccl_*")),
+    Parser(parse_nccl_run, NcclResult, samples("nccl_*")),
+    Parser(parse_nccl_settings, NcclSettings, samples("nccl_settings_*")),
     # --- the kernel's own reports (issue 43)
     Parser(parse_kernel_log, KernelLog, samples("journalctl_*", "kernel_*", "dmesg_*")),
     # --- the hardware behind the CX7 links (issue 43)

@@ -1,15 +1,23 @@
 """rackproof.probes.nccl against real nccl-tests outputs (all_gather on two DGX Sparks, an older
-all_reduce on two 8-GPU nodes, failures) and the noise mpirun mixes into them."""
+all_reduce on two 8-GPU nodes, failures) and the noise mpirun mixes into them; NCCL's set-up
+from its own NCCL_DEBUG=INFO lines (real Spark and other captures), the nodes' NCCL settings,
+and the causes rackproof.ncclsetup names from them."""
 
+import dataclasses
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from rackproof import ncclsetup
+from rackproof.inventory import load_inventory
 from rackproof.probes import ParseError
-from rackproof.probes.nccl import NcclResult, NcclRow, parse_nccl
+from rackproof.probes.nccl import (NcclResult, NcclRow, NcclSettings, NcclSetupError, development_build, parse_nccl,
+                                   parse_nccl_run, parse_nccl_settings, parse_nccl_setup)
 from rackproof_sim.formats.nccl import render_nccl
 from selftests.robustness import sample
 
+REPO = Path(__file__).resolve().parent.parent
 SPARK_ALL_GATHER = "nccl_all_gather_dgx_spark_2node_good.txt"
 OCI_ALL_REDUCE = "nccl_all_reduce_perf_2node_16gpu_a100_oci.txt"
 X11_NOISE = "Authorization required, but no authorization protocol specified\n\n"
@@ -200,3 +208,160 @@ def nccl_results(draw):
 @given(nccl_results())
 def test_render_round_trip(result):
     assert parse_nccl(render_nccl(result)) == result
+
+
+# --- NCCL's set-up from its own NCCL_DEBUG=INFO lines (issue 43) -------------------------------
+
+SPARK_SETUP = "nccl_debug_dgx_spark_2node_init_both_functions_PARTIAL.txt"
+FUNCTIONS = ("rocep1s0f1", "roceP2p1s0f1")
+
+
+def test_spark_pair_setup_both_functions_a_release_over_ib():
+    setup = parse_nccl_setup(sample(SPARK_SETUP))
+    assert [h.host for h in setup.hosts] == ["spark-fb97", "spark-4440"]
+    for host in setup.hosts:
+        assert (host.version, host.git, host.devices, host.network, host.net_plugin) == (
+            "2.28.9+cuda13.0", None, FUNCTIONS, "IB", "internal")
+        assert host.setting("NCCL_SOCKET_IFNAME") == "enp1s0f1np1"
+        assert development_build(host.version, host.git) is None
+
+
+def test_run_output_gives_the_table_and_the_setup():
+    # the sample's own "# Rank" lines are the table's too
+    debug = "".join(line for line in sample(SPARK_SETUP).splitlines(keepends=True) if not line.startswith("#"))
+    text = sample(SPARK_ALL_GATHER) + debug
+    run = parse_nccl_run(text)
+    assert dataclasses.replace(run, setup=None) == parse_nccl(text) == parse_nccl(sample(SPARK_ALL_GATHER))
+    assert run.setup == parse_nccl_setup(sample(SPARK_SETUP))
+
+
+def test_one_function_in_nccl_ib_hca():
+    # copied without the host prefix: the lines belong to no named host
+    (host,) = parse_nccl_setup(sample("nccl_debug_dgx_spark_ib_hca_one_function_no_prefix.txt")).hosts
+    assert (host.host, host.devices, host.setting("NCCL_IB_HCA")) == ("", ("rocep1s0f1",), "rocep1s0f1")
+
+
+def test_no_ib_device_and_sockets():
+    (host,) = parse_nccl_setup(sample("nccl_debug_master_build_no_ib_device_socket_rtx5090_PARTIAL.txt")).hosts
+    assert (host.host, host.version, host.git, host.devices, host.network) == (
+        "lab", "2.29.7+cuda12.9", "master 3619159", (), "Socket")
+    # master carries each release: a bare hash there cannot be told from the release's own commit
+    assert development_build(host.version, host.git) is None
+
+
+def test_a_branch_build_of_a_spark_is_a_development_build():
+    (host,) = parse_nccl_setup(sample("nccl_debug_dgx_spark_branch_build_socket_no_prefix.txt")).hosts
+    assert (host.version, host.git, host.network, host.devices) == (
+        "2.29.7+cuda13.2", "dgxspark-3node-ring fab1850", "Socket", None)
+    assert "branch dgxspark-3node-ring" in development_build(host.version, host.git)
+
+
+@pytest.mark.parametrize("version, git, why", [
+    ("2.31.0a7+cuda13.0", "dev v2.30.7-1-42-g86fa684d", "version suffix 'a7'"),   # NCCL's dev branch
+    ("2.27.0a0+cuda12.9", None, "version suffix 'a0'"),           # a capture in an NVIDIA/nccl issue
+    ("2.30.4+cuda13.3", "HEAD 1933fdd-dirty", "changed source tree"),            # a real INFO line
+    ("2.30.7+cuda13.0", "dev v2.30.7-1-42-g86fa684d", "42 commits past the release tag v2.30.7-1"),
+    ("2.28.9+cuda13.0", None, None),                                            # the playbook's tag
+    ("2.29.2+cuda12.8", "HEAD ebd1e92", None),                 # v2.29.2-1's commit, cloned without tags
+    ("2.29.3+cuda13.1", "stable dcf2a2fbe", None),             # NVIDIA's packages
+    ("2.28.9+cuda13.0", "HEAD v2.28.9-1", None),               # the tag checked out
+])
+def test_development_builds(version, git, why):
+    found = development_build(version, git)
+    assert found is None if why is None else why in found
+
+
+def test_setup_lines_glued_into_a_row_or_stamped_keep_their_host():
+    line = "spark-4440:24302:24302 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n"
+    stamped = "[2025-11-19 18:02:33] spark-fb97:23491:23491 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n"
+    glued = sample(SPARK_ALL_GATHER).replace("       0  25806.7", "       0" + line + "  25806.7", 1)
+    setup = parse_nccl_setup(glued + stamped)
+    assert [(h.host, h.version) for h in setup.hosts] == [("spark-4440", "2.28.9+cuda13.0"),
+                                                         ("spark-fb97", "2.28.9+cuda13.0")]
+    assert parse_nccl(glued) == parse_nccl(sample(SPARK_ALL_GATHER))
+
+
+def test_setup_errors():
+    with pytest.raises(NcclSetupError, match="no 'NCCL INFO' line"):
+        parse_nccl_setup(sample(SPARK_ALL_GATHER))
+    two = ("h:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n"
+           "h:2:2 [0] NCCL INFO NCCL version 2.31.0a7+cuda13.0\n")
+    with pytest.raises(NcclSetupError, match="h reports two versions"):
+        parse_nccl_setup(two)
+    assert issubclass(NcclSetupError, ParseError)
+
+
+SETTINGS = "nccl_settings_local_debian12_env_home_etc.txt"
+
+
+def test_settings_of_a_node_in_nccls_order():
+    settings = parse_nccl_settings(sample(SETTINGS))
+    assert settings.home_conf == ()       # there, every line a comment
+    assert settings.sources() == [
+        ("the login's environment", "NCCL_SOCKET_IFNAME", "enp1s0f1np1"),
+        ("the login's environment", "NCCL_IB_HCA", "rocep1s0f1,roceP2p1s0f1"),
+        ("/etc/nccl.conf", "NCCL_IB_USE_INLINE", "1"),
+        ("/etc/nccl.conf", "NCCL_IB_PREPOST_RECEIVE_WORK_REQUESTS", "1")]
+    assert parse_nccl_settings("") == NcclSettings((), None, None)
+
+
+def test_settings_refuse_an_untagged_line():
+    with pytest.raises(ParseError, match="not one of the node's NCCL settings"):
+        parse_nccl_settings("env NCCL_IB_HCA=x\nNCCL_IB_HCA=forged\n")
+    with pytest.raises(ParseError):
+        parse_nccl_settings("envNCCL_IB_HCA=x\n")
+
+
+def _causes(text: str, settings: dict[str, str], **expect):
+    inventory = load_inventory(REPO / "examples" / "spark2.toml")
+    nodes = inventory.nodes
+    setup = parse_nccl_setup(text)
+    return ncclsetup.causes(setup, tuple((n, parse_nccl_settings(s)) for n, s in settings.items()), nodes,
+                            inventory.expect.model_copy(update=expect))
+
+
+def _info(host: str, *lines: str) -> str:
+    return "".join(f"{host}:7:7 [0] NCCL INFO {line}\n" for line in lines)
+
+
+HEALTHY = ["NCCL version 2.28.9+cuda13.0", "NET/IB : Using [0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; "
+           "OOB enp1s0f1np1:192.168.100.10<0>", "Using network IB"]
+
+
+def test_causes_healthy_pair_has_none():
+    text = _info("spark-1", *HEALTHY) + _info("spark-2", *HEALTHY)
+    same = "env NCCL_SOCKET_IFNAME=enp1s0f1np1\nenv NCCL_DEBUG=WARN\n"
+    assert _causes(text, {"spark-1": "", "spark-2": same}) == []
+
+
+def test_causes_name_each_fault_and_its_node():
+    one = [HEALTHY[0], "NCCL_IB_HCA set to rocep1s0f1",
+           "NET/IB : Using [0]rocep1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:192.168.100.11<0>"]
+    dev = ["NCCL version 2.31.0a7+cuda13.0", "NCCL git version dev v2.30.7-1-42-g86fa684d", *HEALTHY[1:]]
+    causes = _causes(_info("spark-1", *dev) + _info("spark-2", *one),
+                     {"spark-1": "etc\netc NCCL_IB_DISABLE=1\n", "spark-2": "home\nhome NCCL_IB_HCA=rocep1s0f1\n"})
+    assert [c.split(":")[0] for c in causes] == ["spark-1", "spark-1", "spark-2", "spark-2"]
+    assert "NCCL 2.31.0a7+cuda13.0 is a development build (version suffix 'a7'" in causes[0]
+    assert "/etc/nccl.conf sets NCCL_IB_DISABLE=1 (the inventory sets no such thing)" in causes[1]
+    assert "NCCL uses rocep1s0f1 and not roceP2p1s0f1 (NCCL_IB_HCA=rocep1s0f1)" in causes[2]
+    assert "~/.nccl.conf sets NCCL_IB_HCA=rocep1s0f1 (the inventory sets no such thing)" in causes[3]
+
+
+def test_causes_the_inventorys_own_settings_are_not_leftovers():
+    text = _info("spark-1", *HEALTHY) + _info("spark-2", *HEALTHY)
+    env = "env NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1\nenv NCCL_IB_GID_INDEX=3\n"
+    assert _causes(text, {"spark-1": env}, nccl_ib_hca="rocep1s0f1,roceP2p1s0f1", nccl_ib_gid_index=3) == []
+    assert _causes(text, {"spark-1": env}, nccl_ib_gid_index=5) == [
+        "spark-1: the login's environment sets NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 (the inventory sets no such "
+        "thing): every NCCL job on the node gets it",
+        "spark-1: the login's environment sets NCCL_IB_GID_INDEX=3 (the inventory's is 5): every NCCL job on the "
+        "node gets it"]
+
+
+def test_causes_sockets_and_a_silent_node():
+    socket = [HEALTHY[0], "NET/IB : No device found.", "NET/Socket : Using [0]enp1s0f1np1:192.168.100.10<0>",
+              "Using network Socket"]
+    assert _causes(_info("spark-1", *socket), {}) == [
+        "spark-1: NCCL used no RoCE device (NCCL_IB_HCA unset, network Socket): its data went over TCP sockets "
+        "(~3 GB/s)",
+        "spark-2: no NCCL debug line from its rank (NCCL's set-up there is unknown)"]

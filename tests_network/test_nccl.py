@@ -1,14 +1,19 @@
 """NCCL across the CX7 nodes: one rank per node, started by mpirun over SSH on the CX7
-addresses, its bus bandwidth near what the inventory expects. (Spark playbook; "Prueba mínima
-de aceptación".)"""
+addresses, its bus bandwidth near what the inventory expects, and NCCL's own set-up as its debug
+lines say it: a release build, both PCIe functions of the cabled port in use, no NCCL setting on
+a node beyond the inventory's. (Spark playbook; "Prueba mínima de aceptación"; issue 43.)"""
 
 import pytest
 
+from rackproof import ncclsetup
 from rackproof.capabilities import MULTI_NODE
 from rackproof.failure import Failure, judge
-from rackproof.measurements.nccl import CX7_NCCL
+from rackproof.measurements.nccl import CX7_NCCL, CX7_NCCL_SETTINGS
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
+
+SLOW = ("NCCL fell back to sockets (NCCL_DEBUG=INFO shows NET/Socket instead of NET/IB), MTU 1500 instead of 9000 "
+        "on the CX7 interfaces, or a CX7 link is down")
 
 
 @pytest.mark.step(4)   # mpirun starts the ranks over SSH
@@ -26,5 +31,8 @@ def test_nccl_across_the_nodes(cx7_cluster, inventory, measure, planned):
                       "returned wrong data")
     # recorded only once the run is known sane: a broken run's figure never reaches the charts
     m = measure("nccl.busbw", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s")
-    judge(m, inventory.expect.nccl_test, "NCCL fell back to sockets (NCCL_DEBUG=INFO shows NET/Socket instead of "
-          "NET/IB) or a CX7 link is down")
+    causes = ncclsetup.causes(result.setup, planned(CX7_NCCL_SETTINGS), nodes, inventory.expect)
+    judge(m, inventory.expect.nccl_test, "; ".join(causes) or SLOW, seen=bool(causes))
+    if causes:
+        raise Failure(inventory.expect.nccl_test, "NCCL's set-up", "a release build over both PCIe functions of "
+                      "each cabled port, no NCCL setting beyond the inventory's", "; ".join(causes), seen=True)

@@ -1217,6 +1217,49 @@ def _u_rdma_model(rack, spec, node, device, undo):
     _model_edit(rack, node, lambda m: m.update({key: before}) if before else m.pop(key, None))
 
 
+# --- NCCL's set-up (issue 43) ---------------------------------------------------------------
+
+def _nccl_file(rack, node: str, name: str):
+    """Write (text) or remove (None) a file NCCL reads at start, from inside the node: a file new
+    to /etc written under its overlay would stay hidden behind the lookup that missed it."""
+    path, user = ("/etc/nccl.conf", False) if name == "/etc/nccl.conf" else ('"$HOME/.nccl.conf"', True)
+
+    def write(text: str | None) -> None:
+        rack.node(node).sh(f"rm -f {path}" if text is None else f"cat > {path}", user=user, input=text)
+
+    def read() -> str | None:
+        out = rack.node(node).sh(f"cat {path}", user=user, check=False)
+        return out.stdout if out.returncode == 0 else None
+    return read, write
+
+
+def _p_nccl_file(name: str, line: str):
+    """A file NCCL reads at start holding `line` ({device}: the first RoCE device of the port)."""
+    def plant(rack, spec, node, args):
+        if spec.platform != "spark" or args:
+            raise SimError("this fault takes no argument, on a Spark")
+        read, write = _nccl_file(rack, node, name)
+        text = line.format(device=spec.cx7[0].rdma_device) + "\n"
+        before = read()
+        write((before or "") + text)
+        return name, {"before": before}, f"{node}'s {name} holds {text.strip()}"
+    return plant
+
+
+def _u_nccl_file(rack, spec, node, name, undo):
+    _nccl_file(rack, node, name)[1](undo["before"])
+
+
+def _p_nccl_dev_build(rack, spec, node, args):
+    """NCCL built from its dev branch (makefiles/version.mk there: NCCL_SUFFIX a7; 2.29.2 on
+    print `git describe`): what NCCL_DEBUG=INFO shows, and what the run then moves."""
+    if spec.platform != "spark" or args:
+        raise SimError("nccl-dev-build takes no argument, on a Spark")
+    build = {"version": "2.31.0a7+cuda13.0", "git": "dev v2.30.7-1-42-g86fa684d"}
+    before = _model_edit(rack, node, lambda m: m.update(nccl_build=build))
+    return "libnccl", {"nccl_build": before.get("nccl_build")}, f"{node} runs NCCL {build['version']} ({build['git']})"
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
@@ -1280,6 +1323,11 @@ _PLANT_AND_UNDO = {
     "cx7-stale-init": (_p_rdma_model("cx7-stale-init", "rdma_stale_gbps", 15.0,
                                      "{node}'s {device} is in a stale initialisation: its link reports 200000Mb/s and "
                                      "RDMA over it moves {gbps:g} Gb/s both ways"), _u_rdma_model),
+    # NCCL's set-up (issue 43): NCCL_IB_HCA naming one function of the port (in the login's
+    # ~/.nccl.conf), a development build, a leftover /etc/nccl.conf (IB disabled: TCP sockets)
+    "nccl-one-function": (_p_nccl_file("~/.nccl.conf", "NCCL_IB_HCA={device}"), _u_nccl_file),
+    "nccl-dev-build": (_p_nccl_dev_build, _u_model),
+    "nccl-conf-leftover": (_p_nccl_file("/etc/nccl.conf", "NCCL_IB_DISABLE=1"), _u_nccl_file),
 }
 FAULT_KINDS = tuple(_PLANT_AND_UNDO)
 # the rack's own life, not a fault of the hardware: a healthy rack with one of these is never

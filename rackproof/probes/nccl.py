@@ -8,6 +8,7 @@ If every rank says "Rank 0", mpirun started separate one-rank jobs instead of on
 the nodes: `NcclResult.one_job` and `distinct_hosts` show it.
 """
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -78,6 +79,7 @@ class NcclResult:
     ranks: tuple[tuple[int, str], ...]  # (rank, host) of each "#  Rank N ... on HOST device" line
     collective: str | None = None        # "all_reduce_perf"
     min_bw_passed: bool | None = None    # the OK/FAILED after the average; None without NCCL_TESTS_MIN_BW
+    setup: "NcclSetup | None" = None     # NCCL's own debug lines in the same output (parse_nccl_run)
 
     @property
     def distinct_hosts(self) -> tuple[str, ...]:
@@ -178,9 +180,187 @@ def _figures(half: list[str], size: str, text: str) -> list[float | None]:
     return figures + [wrong]
 
 
-# NVIDIA's sizes for the Spark playbook's test: 1 GB to 4 GB, doubling, one GPU per rank
-NCCL_TEST = Probe("mpirun nccl-tests", "bus bandwidth of one NCCL collective across the nodes over CX7",
+class NcclSetupError(ParseError):
+    """NCCL's debug lines do not say how it was set up (no INFO line, or one that contradicts itself)."""
+
+
+@dataclass(frozen=True)
+class NcclHostSetup:
+    """What NCCL_DEBUG=INFO said of its set-up on one host ("" for lines copied without their prefix)."""
+    host: str
+    version: str | None = None          # "2.28.9+cuda13.0" ("NCCL version ...")
+    git: str | None = None              # "HEAD ebd1e92" ("NCCL git version BRANCH DESCRIBE", 2.29.2 on)
+    devices: tuple[str, ...] | None = None   # "NET/IB : Using [0]rocep1s0f1:1/RoCE ...": the RoCE/IB devices
+    network: str | None = None          # "Using network IB" / "Socket"; "Socket" also from "NET/Socket : Using"
+    net_plugin: str | None = None       # "internal" (no libnccl-net.so) or the plugin NCCL loaded
+    settings: tuple[tuple[str, str], ...] = ()   # ("NCCL_IB_HCA", "rocep1s0f1") from "... set to ..." lines
+
+    def setting(self, name: str) -> str | None:
+        return dict(self.settings).get(name)
+
+
+@dataclass(frozen=True)
+class NcclSetup:
+    hosts: tuple[NcclHostSetup, ...]    # in order of each host's first line
+
+    def of(self, host: str) -> NcclHostSetup | None:
+        return next((h for h in self.hosts if h.host == host), None)
+
+
+SETUP_TOOL = "NCCL_DEBUG=INFO"
+# "[2025-11-19 18:02:33] " (NCCL_DEBUG_TIMESTAMP_FORMAT), then "host:pid:tid [dev] NCCL INFO msg";
+# copies in documents often keep only "NCCL INFO msg". Searched anywhere in the text, as the
+# nccl-tests parser cuts them out: another process's line lands in the middle of a row. Every
+# repetition is bounded, so the scan stays linear.
+_INFO = re.compile(r"(?:([A-Za-z][\w.-]{0,252}):[0-9]{1,10}:[0-9]{1,10} \[[0-9]{1,4}\] )?"
+                   r"NCCL INFO ([^\n]{0,4000})")
+_VERSION = re.compile(r"NCCL version ([0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}[^+\s]{0,40}(?:\+cuda[0-9.]{1,10})?)")
+_GIT = re.compile(r"NCCL git version (\S{1,200}) (\S{1,200})")
+_USING_IB = re.compile(r"NET/IB ?: Using(.{0,3000}?)(?:\[RO\])? ?; OOB (\S{1,300})")
+_IB_DEVICE = re.compile(r"\[[0-9]{1,4}\]([^\s:\[\]]{1,64}):[0-9]{1,3}/(?:RoCE|IB)\S{0,40}")
+_NO_IB_DEVICE = re.compile(r"NET/IB ?: No device found\.?")
+_SOCKET = re.compile(r"NET/Socket ?: Using \[0\].{0,3000}")
+_NETWORK = re.compile(r"Using network (\S{1,64})")
+_SET = re.compile(r"(NCCL_[A-Z0-9_]{1,64}) set (?:by environment )?to (.{0,2000})")
+_PLUGIN_LOADED = re.compile(r"NET/Plugin ?: Loaded net plugin (.{1,200})")
+_PLUGIN_NONE = re.compile(r"NET/Plugin ?: (?:Could not find: libnccl-net\.so|.{0,500}using internal implementation)")
+# a release: "v2.28.9-1" from `git describe` on the release tag; past it: "v2.30.7-1-42-g86fa684d"
+_RELEASE_TAG = re.compile(r"v[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}-[0-9]{1,4}")
+_PAST_TAG = re.compile(r"(v[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}-[0-9]{1,4})-([0-9]{1,9})-g[0-9a-f]{4,40}")
+_SUFFIX = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}([^+\s]*)(?:\+.*)?")
+# branches a release is built on: a release tag checked out (detached: "HEAD"), master (NVIDIA
+# merges each release there), stable (the branch NVIDIA's own packages print)
+_RELEASE_BRANCHES = ("HEAD", "master", "stable", "unknown")
+
+
+def parse_nccl_setup(text: str) -> NcclSetup:
+    """Each host's NCCL set-up from the NCCL_DEBUG=INFO lines in a run's output (with
+    NCCL_DEBUG_SUBSYS naming INIT, ENV and NET): version, git version, the RoCE devices NET/IB
+    uses, the network, the net plugin, the NCCL_* settings NCCL reports."""
+    hosts: dict[str, dict] = {}
+    for match in _INFO.finditer(text):
+        host, message = match[1] or "", match[2].rstrip()
+        seen = hosts.setdefault(host, {"host": host, "settings": {}})
+        if m := _VERSION.fullmatch(message):
+            _once(seen, "version", m[1], text)
+        elif m := _GIT.fullmatch(message):
+            _once(seen, "git", f"{m[1]} {m[2]}", text)
+        elif m := _USING_IB.fullmatch(message):
+            _once(seen, "devices", tuple(d[1] for d in _IB_DEVICE.finditer(m[1])), text)
+        elif _NO_IB_DEVICE.fullmatch(message):
+            _once(seen, "devices", (), text)
+        elif _SOCKET.fullmatch(message):
+            seen.setdefault("network", "Socket")
+        elif m := _NETWORK.fullmatch(message):
+            seen["network"] = m[1]
+        elif m := _SET.fullmatch(message):
+            value = m[2]
+            # integers print as "... set by environment to 3."
+            seen["settings"][m[1]] = value[:-1] if value.endswith(".") and value[:-1].isdigit() else value
+        elif m := _PLUGIN_LOADED.fullmatch(message):
+            seen["net_plugin"] = m[1]
+        elif _PLUGIN_NONE.fullmatch(message):
+            seen.setdefault("net_plugin", "internal")
+    if not hosts:
+        raise NcclSetupError(SETUP_TOOL, "no 'NCCL INFO' line: NCCL's debug output did not reach the run's output "
+                                         "(NCCL_DEBUG=INFO not passed to the ranks?)", text)
+    return NcclSetup(tuple(NcclHostSetup(**{**seen, "settings": tuple(seen["settings"].items())})
+                           for seen in hosts.values()))
+
+
+def _once(seen: dict, key: str, value, text: str) -> None:
+    """Every rank of a host prints the same set-up; two answers on one host are not one set-up."""
+    if seen.setdefault(key, value) != value:
+        raise NcclSetupError(SETUP_TOOL, f"{seen['host'] or 'a host'} reports two {key}s: {seen[key]!r} and "
+                                         f"{value!r}", text)
+
+
+def development_build(version: str | None, git: str | None) -> str | None:
+    """Why this NCCL is not a release, or None. NCCL's development branches set a suffix after
+    the patch number (makefiles/version.mk's NCCL_SUFFIX: "2.31.0a7"; every release tag leaves it
+    empty), and from 2.29.2 NCCL prints where it was built: `git describe` past a release tag,
+    a locally changed tree or a branch of its own is not a release."""
+    if version is not None and (suffix := _SUFFIX.fullmatch(version)) and suffix[1]:
+        return f"version suffix {suffix[1]!r}: a development branch's version, no release has one"
+    if git is None:
+        return None
+    branch, _, describe = git.partition(" ")
+    if describe.endswith("-dirty"):
+        return f"built from a changed source tree ({git})"
+    if past := _PAST_TAG.fullmatch(describe):
+        return f"built {past[2]} commits past the release tag {past[1]} ({git})"
+    if not _RELEASE_TAG.fullmatch(describe) and branch not in _RELEASE_BRANCHES:
+        return f"built from the branch {branch} ({git}), not a release tag"
+    return None
+
+
+def parse_nccl_run(text: str) -> NcclResult:
+    """The collective's result and, from the same output, NCCL's set-up on each host."""
+    result = parse_nccl(text)
+    return dataclasses.replace(result, setup=parse_nccl_setup(text))
+
+
+@dataclass(frozen=True)
+class NcclSettings:
+    """The NCCL_* settings a node gives NCCL beyond the run's own: the login's environment and
+    the files NCCL reads at start (NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf; a value
+    already set is kept, so the environment wins over both, ~/.nccl.conf over /etc/nccl.conf)."""
+    environment: tuple[tuple[str, str], ...]
+    home_conf: tuple[tuple[str, str], ...] | None      # None: no ~/.nccl.conf
+    etc_conf: tuple[tuple[str, str], ...] | None       # None: no /etc/nccl.conf
+
+    def sources(self) -> list[tuple[str, str, str]]:
+        """(where, name, value) of every setting, in NCCL's order of precedence."""
+        return [(where, name, value) for where, pairs in (("the login's environment", self.environment),
+                                                          ("~/.nccl.conf", self.home_conf or ()),
+                                                          ("/etc/nccl.conf", self.etc_conf or ()))
+                for name, value in pairs]
+
+
+_SETTINGS_LINE = re.compile(r"(env|home|etc)( ?)(.{0,4000})")
+
+
+def parse_nccl_settings(text: str) -> NcclSettings:
+    """NCCL_SETTINGS' output: each line tagged with where it came from ("env NCCL_X=v", "home
+    <a line of ~/.nccl.conf>", "etc <a line of /etc/nccl.conf>"; a tag alone: the file exists).
+    A file's lines are read as NCCL reads them (src/misc/param.cc, setEnvFile): '#' starts a
+    comment line, a line without '=' is skipped, the name is what comes before the first '=',
+    the value all after it, spaces kept."""
+    found: dict[str, list[tuple[str, str]] | None] = {"env": [], "home": None, "etc": None}
+    for line in text.splitlines():
+        match = _SETTINGS_LINE.fullmatch(line)
+        if not match or (match[3] and not match[2]):
+            raise ParseError("NCCL settings", f"a line that is not one of the node's NCCL settings: {line[:200]!r}", text)
+        tag, content = match[1], match[3]
+        found[tag] = found[tag] or []
+        if content.startswith("#") or "=" not in content:
+            continue
+        name, _, value = content.partition("=")
+        found[tag].append((name, value.removesuffix("\r")))
+    return NcclSettings(tuple(found["env"]), _pairs(found["home"]), _pairs(found["etc"]))
+
+
+def _pairs(lines: list[tuple[str, str]] | None) -> tuple[tuple[str, str], ...] | None:
+    return None if lines is None else tuple(lines)
+
+
+# NVIDIA's sizes for the Spark playbook's test: 1 GB to 4 GB, doubling, one GPU per rank. NCCL's
+# set-up comes with the run: INIT prints the version and NET/IB's devices, ENV the settings it
+# read, NET the plugin and the network it chose. `settings` are the inventory's NCCL_* for every rank.
+NCCL_TEST = Probe("mpirun nccl-tests", "bus bandwidth of one NCCL collective across the nodes over CX7, and "
+                  "NCCL's set-up on each (version, RoCE devices, settings)",
                   "mpirun -np {ranks} -H {hosts} --mca btl_tcp_if_include {interface} "
-                  "-x NCCL_SOCKET_IFNAME={interface} -x NCCL_DEBUG=WARN {test} -b 1G -e 4G -f 2 -g 1",
-                  parse_nccl, timeout=300, repeatable=False, seen_on=("DGX Spark", "OCI A100"),
+                  "-x NCCL_SOCKET_IFNAME={interface} -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,ENV,NET "
+                  "{settings} {test} -b 1G -e 4G -f 2 -g 1",
+                  parse_nccl_run, timeout=300, repeatable=False, seen_on=("DGX Spark", "OCI A100"),
                   unseen="run where [expect] run_nccl asks (a DGX Spark pair by default): no run of a Jetson AGX Thor shelf was found")
+
+# Every line tagged by where it came from, so no line of a file can pass for another source's.
+NCCL_SETTINGS = Probe("NCCL settings", "the NCCL_* variables of the login's environment, ~/.nccl.conf and "
+                      "/etc/nccl.conf",
+                      "(printenv | grep -a '^NCCL_' | sed 's/^/env /') && "
+                      "(test ! -e \"$HOME/.nccl.conf\" || sed 's/^/home /; 1i home' \"$HOME/.nccl.conf\") && "
+                      "(test ! -e /etc/nccl.conf || sed 's/^/etc /; 1i etc' /etc/nccl.conf)",
+                      parse_nccl_settings, seen_on=("Debian 12",),
+                      unseen="each line is the probe's own tag before a variable or a file's own line: no other "
+                             "machine prints it")

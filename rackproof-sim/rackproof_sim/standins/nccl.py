@@ -4,6 +4,13 @@ mpirun starts the remote ranks over real SSH (as Open MPI's rsh launcher does); 
 exchange real data over the CX7 link towards the host they were given; the table printed comes
 from the node's model (bus bandwidth of the pair). An SSH failure gives Open MPI's daemon
 failure text, a CX7 link that is down gives NCCL's network error, as on the real pair.
+
+With NCCL_DEBUG=INFO each rank prints NCCL's set-up lines as NCCL 2.28 prints them on a Spark
+pair (selftests/samples/nccl_debug_dgx_spark_2node_init_both_functions_PARTIAL.txt): its
+settings, read as NCCL reads them (the environment, then NCCL_CONF_FILE or ~/.nccl.conf, then
+/etc/nccl.conf), its version (the node's libnccl2, or the model's `nccl_build`), and the RoCE
+devices NCCL_IB_HCA leaves it. The bus bandwidth follows: one function of the port, a
+development build, TCP sockets each move what they moved on a real pair.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -131,14 +139,16 @@ def mpirun(args: list[str]) -> int:
     port = listener.getsockname()[1]
     procs = []
     for r, (host, addr) in enumerate(peers, start=1):
+        passed = " ".join(shlex.quote(f"{k}={v}") for k, v in env_pass.items())
         cmd = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", host,
-               f"RACKPROOF_NCCL_RANK={r} RACKPROOF_NCCL_ROOT={bind_ip}:{port} {tool}"]
+               f"{passed} RACKPROOF_NCCL_RANK={r} RACKPROOF_NCCL_ROOT={bind_ip}:{port} {tool}"]
         procs.append((host, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     listener.settimeout(0.2)
     ok = True
     errors = []
     accepted = 0
     names: list[str] = []
+    factors: list[float] = []
     deadline = time.monotonic() + 20
     while accepted < len(procs) and time.monotonic() < deadline:
         try:
@@ -151,7 +161,9 @@ def mpirun(args: list[str]) -> int:
         conn.settimeout(10)
         try:
             f = conn.makefile("rb")
-            names.append(f.readline().decode(errors="replace").strip() or "?")
+            name, _, factor = f.readline().decode(errors="replace").strip().partition(" ")
+            names.append(name or "?")
+            factors.append(float(factor or 1.0))
             while f.read(1 << 16):
                 pass
         except OSError:
@@ -159,6 +171,8 @@ def mpirun(args: list[str]) -> int:
         conn.close()
     if accepted < len(procs):
         ok = False
+    lines, factor = setup({**os.environ, **env_pass})
+    sys.stdout.write(lines)
     for host, p in procs:
         try:
             out, err = p.communicate(timeout=15)
@@ -171,6 +185,8 @@ def mpirun(args: list[str]) -> int:
         if p.returncode != 0:
             ok = False
             errors.append(out + err)
+        else:
+            sys.stdout.write(out)
     if not ok:
         for e in errors:
             sys.stdout.write(e)
@@ -178,7 +194,7 @@ def mpirun(args: list[str]) -> int:
         return 1
     m = model()
     ranks = [socket.gethostname()] + names
-    sys.stdout.write(_table(tool, ranks, program[1:], m))
+    sys.stdout.write(_table(tool, ranks, program[1:], m, min([factor] + factors)))
     return 0
 
 
@@ -208,12 +224,14 @@ def rank(tool: str, args: list[str]) -> int:
     try:
         if down:
             raise OSError
+        lines, factor = setup(dict(os.environ))
         s = socket.create_connection((host, int(port)), timeout=5)
-        s.sendall(socket.gethostname().encode() + b"\n")
+        s.sendall(f"{socket.gethostname()} {factor}\n".encode())
         payload = b"\0" * 65536
         for _ in range(64):
             s.sendall(payload)
         s.close()
+        sys.stdout.write(lines)
         return 0
     except OSError:
         me = socket.gethostname()
@@ -237,7 +255,7 @@ def _size(text: str, default: int) -> int:
     return int(match[1]) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match[2].lower()]
 
 
-def _table(tool: str, hosts: list[str], args: list[str], m: dict) -> str:
+def _table(tool: str, hosts: list[str], args: list[str], m: dict, share: float = 1.0) -> str:
     from rackproof.probes.nccl import NcclResult, NcclRow
     opts = {"-b": "8", "-e": "128M", "-f": "2"}
     i = 0
@@ -250,7 +268,7 @@ def _table(tool: str, hosts: list[str], args: list[str], m: dict) -> str:
             i += 1
     lo, hi, factor = _size(opts["-b"], 8), _size(opts["-e"], 1 << 27), max(int(opts["-f"] or 2), 2)
     n = len(hosts)
-    peak = m.get("nccl_busbw_gbs") or 22.0
+    peak = (m.get("nccl_busbw_gbs") or 22.0) * share
     gather = tool == "all_gather_perf"
     rows = []
     size = lo
@@ -269,3 +287,76 @@ def _table(tool: str, hosts: list[str], args: list[str], m: dict) -> str:
                         ranks=tuple(enumerate(hosts)), collective=tool)
     from rackproof_sim.formats.nccl import render_nccl
     return render_nccl(result)
+
+
+# what NCCL moved on a real Spark pair, against both functions of the port with a release build
+# (NVIDIA/dgx-spark-playbooks#102/#103): one function ~98 Gb/s of ~190, TCP sockets and a
+# development build ~3 GB/s of ~23.7
+ONE_FUNCTION = 98 / 190
+SOCKETS = 3.0 / 23.74
+DEVELOPMENT_BUILD = 3.04 / 23.74
+# NCCL prints these as numbers ("... set by environment to 1."), the rest as they are ("... set to X")
+_NUMERIC = ("NCCL_IB_DISABLE", "NCCL_IB_GID_INDEX", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT", "NCCL_P2P_DISABLE")
+
+
+def _conf(path: str) -> list[tuple[str, str]]:
+    """A file's settings as NCCL's setEnvFile reads them."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    return [(line.partition("=")[0], line.partition("=")[2]) for line in lines if not line.startswith("#") and "=" in line]
+
+
+def _chosen(devices: list[str], hca: str | None) -> list[str]:
+    """The devices NCCL_IB_HCA leaves: prefixes, '=' exact names, '^' all but these."""
+    if not hca:
+        return devices
+    exclude, exact = hca.startswith("^"), hca.startswith("=")
+    names = [n.split(":")[0] for n in hca.lstrip("^=").split(",") if n]
+    hit = [d for d in devices if any(d == n if exact else d.startswith(n) for n in names)]
+    return [d for d in devices if d not in hit] if exclude else hit
+
+
+def setup(env: dict) -> tuple[str, float]:
+    """NCCL's set-up on this node for this environment: its INFO lines (with NCCL_DEBUG=INFO)
+    and the share of the pair's bus bandwidth it allows."""
+    settings = dict(env)
+    conf = settings.get("NCCL_CONF_FILE") or os.path.join(settings.get("HOME", "/"), ".nccl.conf")
+    for name, value in _conf(conf) + _conf("/etc/nccl.conf"):
+        settings.setdefault(name, value)
+    m = model()
+    build = m.get("nccl_build") or {}
+    package = m.get("packages", {}).get("libnccl2", "2.28.3-1+cuda13.0")
+    version = build.get("version") or package.split("-")[0] + "+" + package.split("+")[-1]
+    cabled = [(n, spec["rdma_device"]) for n, spec in m["interfaces"].items()
+              if spec.get("kind") == "cx7" and spec.get("cabled") and link_up(n)]
+    devices = [] if settings.get("NCCL_IB_DISABLE") == "1" else \
+        _chosen([d for _n, d in cabled], settings.get("NCCL_IB_HCA"))
+    factor = 1.0 if len(devices) >= len(cabled) else ONE_FUNCTION if devices else SOCKETS
+    if build.get("version"):
+        factor = min(factor, DEVELOPMENT_BUILD)
+    if settings.get("NCCL_DEBUG", "").upper() != "INFO":
+        return "", factor
+    me, pid = socket.gethostname(), os.getpid()
+    prefix = f"{me}:{pid}:{pid} [0] NCCL INFO "
+    ifname = settings.get("NCCL_SOCKET_IFNAME") or (cabled[0][0] if cabled else "enP7s7")
+    oob = f"{ifname}:{ipv4_of(ifname) or '0.0.0.0'}<0>"
+    lines = ["ENV/Plugin: Could not find: libnccl-env.so"]
+    lines += [f"{name} set by environment to {value}." if name in _NUMERIC else f"{name} set to {value}"
+              for name, value in sorted(settings.items())
+              if name.startswith("NCCL_") and name in ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA") + _NUMERIC]
+    lines += ["cudaDriverVersion 13000", f"NCCL version {version}"]
+    if build.get("git"):
+        lines.append(f"NCCL git version {build['git']}")
+    lines.append("NET/Plugin: Could not find: libnccl-net.so")
+    if devices:
+        used = " ".join(f"[{k}]{d}:1/RoCE" for k, d in enumerate(devices))
+        lines += [f"NET/IB : Using {used} [RO]; OOB {oob}", "Initialized NET plugin IB",
+                  "Assigned NET plugin IB to comm", "Using network IB"]
+    else:
+        lines += ([] if settings.get("NCCL_IB_DISABLE") == "1" else ["NET/IB : No device found."])
+        lines += [f"NET/Socket : Using [0]{oob}", "Initialized NET plugin Socket", "Assigned NET plugin Socket to comm",
+                  "Using network Socket"]
+    return "".join(prefix + line + "\n" for line in lines), factor

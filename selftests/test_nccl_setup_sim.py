@@ -1,0 +1,50 @@
+"""NCCL's set-up on the simulated spark2, read from its own NCCL_DEBUG=INFO lines (issue 43):
+each planted fault fails the NCCL check, and only it, naming its cause and the node; the
+healthy pair passes it with both PCIe functions of the port in NCCL's NET/IB list."""
+
+from __future__ import annotations
+
+import pytest
+
+from selftests.simrack import SimRack, rack_marks
+from selftests.suite import run_suite
+
+pytestmark = rack_marks()
+
+NCCL = "test_nccl_across_the_nodes[all]"
+
+# fault on spark-2 -> what the NCCL check's failure must name
+FAULTS = {
+    "nccl-one-function": ("spark-2: NCCL uses rocep1s0f1 and not roceP2p1s0f1 (NCCL_IB_HCA=rocep1s0f1)",
+                          "~/.nccl.conf sets NCCL_IB_HCA=rocep1s0f1"),
+    "nccl-dev-build": ("spark-2: NCCL 2.31.0a7+cuda13.0 is a development build", "version suffix 'a7'"),
+    "nccl-conf-leftover": ("spark-2: /etc/nccl.conf sets NCCL_IB_DISABLE=1",
+                           "spark-2: NCCL used no RoCE device"),
+}
+
+
+@pytest.fixture(scope="module")
+def spark2():
+    with SimRack("spark2") as rack:
+        yield rack
+
+
+def nccl_check(pytester, rack):
+    return run_suite(pytester, f"--inventory={rack.inventory}", "tests_network/test_nccl.py",
+                     netns=rack.rack.topo.bench)
+
+
+def test_healthy_pair_passes_the_nccl_check(pytester, spark2):
+    run = nccl_check(pytester, spark2)
+    assert run.failed == set() and any(NCCL in t for t in run.with_outcome("passed")), run.output
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_each_fault_fails_the_nccl_check_naming_its_cause(pytester, spark2, fault):
+    with spark2.planted("spark-2", fault):
+        run = nccl_check(pytester, spark2)
+    assert {t.split("::")[-1] for t in run.failed} == {NCCL}, run.output
+    for words in FAULTS[fault]:
+        assert words in run.output, (words, run.output)
+    # spark-1 is healthy: nothing is said of it
+    assert "spark-1: " not in run.output, run.output
