@@ -17,6 +17,7 @@ ACCEPTANCE, STEP9, SPARKRUN, CHECKS, UNREAD = ("test_acceptance_sim.py", "test_s
 STEP9_FAULTS = f"{STEP9}::test_each_fault_fails_exactly_its_check_and_takes_its_capability_away"
 LANE_DOWN = "test_backbone_replay.py::test_lane_down_and_fec_mismatch_fail_those_two_and_what_rides_the_dead_lane"
 
+CX7_HARDWARE_FAULTS = "test_cx7_hardware_sim.py::test_each_fault_fails_its_own_check_with_its_cause_and_nothing_else"
 # check -> the selftest (file::function) in which it fails
 FAILS_IT = {
     # tests_physical
@@ -105,6 +106,11 @@ FAILS_IT = {
     "test_same_l4t_release": f"{ACCEPTANCE}::test_jetpack_mismatch_names_the_odd_node",
     "test_same_package_version": f"{ACCEPTANCE}::test_jetpack_mismatch_names_the_odd_node",
     "test_same_gpu_driver_and_cuda": f"{UNREAD}::test_a_driver_mismatch_fails_though_no_node_reports_cuda",
+    # --- the hardware behind the CX7 links (issue 43, sparkhw)
+    "test_cx7_pcie_link_at_full_speed_and_width": CX7_HARDWARE_FAULTS,
+    "test_cx7_firmware_the_same_at_both_ends": CX7_HARDWARE_FAULTS,
+    "test_cx7_mtu_the_same_at_both_ends": CX7_HARDWARE_FAULTS,
+    "test_roce_v2_gid_index_the_same_at_both_ends": CX7_HARDWARE_FAULTS,
 }
 
 

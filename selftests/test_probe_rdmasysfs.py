@@ -5,7 +5,7 @@ files. The values are real (samples/SOURCES.md): GID tables of a DGX Spark and a
 import pytest
 
 from rackproof.probes import ParseError
-from rackproof.probes.rdmasysfs import RDMA_SYSFS, PcieLink, parse_rdma_sysfs
+from rackproof.probes.rdmasysfs import RDMA_SYSFS, ZERO_GID, PcieLink, parse_rdma_sysfs
 from selftests.robustness import sample
 
 SPEEDS = sample("rdma_sysfs_pci_speed_strings_from_source.txt").splitlines()
@@ -74,3 +74,16 @@ def test_anything_else_is_its_parse_error(text, says):
 def test_the_probe_reads_only_the_device_asked_for_its_name_quoted():
     assert "/sys/class/infiniband/rocep1s0f1/ports/1/gid_attrs/types/*" in str(RDMA_SYSFS.command(device="rocep1s0f1"))
     assert "'x; reboot'" in str(RDMA_SYSFS.command(device="x; reboot"))
+
+
+def test_the_simulated_files_read_back_as_the_real_dgx_spark_table():
+    """rackproof_sim.formats.rdmasysfs fills the table as the kernel does: from the MAC of the real
+    sample's interface and its address, the same GIDs at the same indexes as its show_gids rows."""
+    from rackproof_sim.formats.rdmasysfs import files
+    link = PcieLink("32.0 GT/s PCIe", 4, "32.0 GT/s PCIe", 4)
+    made = files("rocep1s0f0", "enp1s0f0np0", link, "4c:bb:47:e8:9f:39", ["192.168.100.10"])
+    text = "".join(f"{path}:{value}\n" for path, value in made.items() if value not in (None, ZERO_GID))
+    found = parse_rdma_sysfs(text, "rocep1s0f0")
+    real = parse_rdma_sysfs(_grep("rocep1s0f0", table=sample("show_gids_dgx_spark_excerpt.txt")), "rocep1s0f0")
+    assert {g.index: g.gid for g in found.gids if g.type == "RoCE v2"} == {g.index: g.gid for g in real.gids}
+    assert found.pcie == real.pcie and found.roce_v2_index("192.168.100.10") == 3

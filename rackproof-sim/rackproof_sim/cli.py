@@ -38,6 +38,11 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
                                 (default 40); the other direction and the other links stay healthy (Spark)
   cx7-stale-init [DEVICE] [GBPS]  DEVICE in a stale initialisation: its link reports 200000Mb/s, RDMA over it
                                 moves GBPS (default 15) both ways (Spark)
+  cx7-pcie-x2 [IFACE...]        the CX7 function's PCIe link trained at x2 of x4 (default the second controller's)
+  cx7-firmware-differs [IFACE...]  the node's ConnectX-7 on an older firmware than the other nodes' (Spark)
+  cx7-speed-100g [IFACE...]     the node's CX7 ports negotiated 100000Mb/s (a 100G cable or switch port)
+  cx7-gid-index-differs [IFACE...]  an IPv6 address came up first: the IPv4 RoCE v2 GID at index 5, not 3
+  cx7-mtu-1500                  the node's CX7 interfaces at MTU 1500, the other nodes' at 9000 (Spark)
   node-unreachable              the node's management (house network) link goes down
   ssh-hang                      sshd accepts TCP and never answers (SIGSTOP)
   stalled-engine [MODEL]        the engine lists its model and answers /health, but never sends a token

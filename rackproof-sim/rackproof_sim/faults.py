@@ -1260,6 +1260,58 @@ def _p_nccl_dev_build(rack, spec, node, args):
     return "libnccl", {"nccl_build": before.get("nccl_build")}, f"{node} runs NCCL {build['version']} ({build['git']})"
 
 
+# --- the hardware behind the CX7 links (issue 43, sparkhw): the PCIe link, firmware, negotiated
+# speed and GID table's order modelled (standins/ethtool.py, standins/infiniband.py), the MTU the real one
+
+OLD_CX7_FIRMWARE = "28.45.1016 (NVD0000000087)"     # an older release's number, modelled; same PSID
+
+
+def _cx7_functions(spec, node: str, args: list[str], kind: str) -> list[str]:
+    """The cabled CX7 functions a fault names (default: all of the node's), checked."""
+    cabled = [c.name for c in spec.cx7 if c.link]
+    if not cabled:
+        raise SimError(f"{node} has no cabled CX7 interface ({kind} is for a Spark)")
+    if unknown := [a for a in args if a not in cabled]:
+        raise SimError(f"{node} has no cabled CX7 interface {', '.join(unknown)} (choose from {', '.join(cabled)})")
+    return args or cabled
+
+
+def _p_cx7_model(kind: str, default: str, edit, told: str):
+    """Each named function's model entry changed by edit(entry) (default: `default`: 'all' or 'second', the
+    second controller's function, enP2p...)."""
+    def plant(rack, spec, node, args):
+        functions = _cx7_functions(spec, node, args, kind)
+        if not args and default == "second":
+            functions = functions[-1:]
+        before = _model_edit(rack, node, lambda m: [edit(m["interfaces"][f]) for f in functions])
+        said = told.format(node=node, functions=", ".join(functions))
+        return " ".join(functions), {"interfaces": before["interfaces"]}, said
+    return plant
+
+
+def _cx7_mtu(rack, node: str, functions: list[str], mtu: int) -> None:
+    rack.node(node).sh("; ".join(f"ip link set dev {f} mtu {mtu}" for f in functions))
+
+
+def _p_cx7_mtu_1500(rack, spec, node, args):
+    """MTU 9000 on every other CX7 node's cabled interfaces (jumbo frames as NVIDIA's NCCL set-up asks),
+    the node's left at 1500: the real interfaces'."""
+    if args:
+        raise SimError("cx7-mtu-1500 takes no arguments")
+    others = {s.name: [c.name for c in s.cx7 if c.link] for s in rack.profile.nodes if s.name != node}
+    _cx7_mtu(rack, node, _cx7_functions(spec, node, [], "cx7-mtu-1500"), 1500)
+    for other, functions in others.items():
+        if functions:
+            _cx7_mtu(rack, other, functions, 9000)
+    return "mtu", {"others": others}, f"{node}'s CX7 interfaces at MTU 1500, the other nodes' at 9000"
+
+
+def _u_cx7_mtu_1500(rack, spec, node, target, undo):
+    for other, functions in undo["others"].items():
+        if functions:
+            _cx7_mtu(rack, other, functions, 1500)
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
@@ -1328,6 +1380,22 @@ _PLANT_AND_UNDO = {
     "nccl-one-function": (_p_nccl_file("~/.nccl.conf", "NCCL_IB_HCA={device}"), _u_nccl_file),
     "nccl-dev-build": (_p_nccl_dev_build, _u_model),
     "nccl-conf-leftover": (_p_nccl_file("/etc/nccl.conf", "NCCL_IB_DISABLE=1"), _u_nccl_file),
+    # the hardware behind the CX7 links (issue 43, sparkhw)
+    "cx7-pcie-x2": (_p_cx7_model("cx7-pcie-x2", "second", lambda f: f.update(pcie_width=2),
+                                 "{node}'s {functions}: its PCIe function trained at x2 of x4 (an early BIOS)"),
+                    _u_model),
+    "cx7-firmware-differs": (_p_cx7_model("cx7-firmware-differs", "all",
+                                          lambda f: f.update(firmware=OLD_CX7_FIRMWARE),
+                                          "{node}'s ConnectX-7 runs firmware " + OLD_CX7_FIRMWARE
+                                          + " ({functions}), the other nodes' 28.45.4028"), _u_model),
+    "cx7-speed-100g": (_p_cx7_model("cx7-speed-100g", "all", lambda f: f.update(speed=100000),
+                                    "{node}'s {functions} negotiated 100000Mb/s (a 100G cable or switch port)"),
+                       _u_model),
+    "cx7-gid-index-differs": (_p_cx7_model("cx7-gid-index-differs", "all",
+                                           lambda f: f.update(gid_ipv6_first=["fd00:c7::" + f["rdma_device"][-2:]]),
+                                           "{node}'s {functions}: an IPv6 address came up before the IPv4 one, so "
+                                           "the IPv4 RoCE v2 GID is at index 5, the other nodes' at 3"), _u_model),
+    "cx7-mtu-1500": (_p_cx7_mtu_1500, _u_cx7_mtu_1500),
 }
 FAULT_KINDS = tuple(_PLANT_AND_UNDO)
 # the rack's own life, not a fault of the hardware: a healthy rack with one of these is never

@@ -8,6 +8,7 @@ selected checks name (rackproof.checks.entries_named), in ALL's order.
     jobs      Slurm: each node's controllers, state and a real job, the partition, munge, clock
     lanes     the bonded lanes: link, cabling, FEC, bond state, throughput, counters under load
     cx7       the CX7 ports: link, RDMA, addresses, cabling, pings, RoCE, latency, netplan, backups
+    cx7hardware  the hardware behind each CX7 link: PCIe link, firmware, GID index, MTU (issue 43)
     nccl      the NCCL collective over every CX7 node, after the RoCE rounds
     logins    SSH: the mesh between nodes, over CX7, and the login methods sshd offers
     launcher  sparkrun on the head: its version, the cluster's definition, image and setup check
@@ -20,10 +21,10 @@ from __future__ import annotations
 
 from rackproof.plan import Entry
 
-from . import configuration, cx7, diagnosis, engines, holders, jobs, lanes, launcher, logins, nccl, nodes
+from . import configuration, cx7, cx7hardware, diagnosis, engines, holders, jobs, lanes, launcher, logins, nccl, nodes
 
 # every entry, each once, in its module's order: the loads run in this order (the lanes'
 # streams, then the CX7 rounds, then the collective), the engines' answers before the agent's
-ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, configuration, holders, jobs, lanes, cx7, nccl,
-                                                     logins, launcher, engines, diagnosis)
+ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, configuration, holders, jobs, lanes, cx7hardware, cx7,
+                                                     nccl, logins, launcher, engines, diagnosis)
                                       for value in vars(module).values() if isinstance(value, Entry)))

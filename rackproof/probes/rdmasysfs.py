@@ -29,6 +29,7 @@ _GID = re.compile(r"[0-9a-f]{4}(?::[0-9a-f]{4}){7}")
 _TYPE = re.compile(r"[A-Za-z0-9/. ]{1,20}")
 _NETDEV = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
 _PCIE = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
+_TABLES = {"ports/1/gids": "gids", "ports/1/gid_attrs/types": "types", "ports/1/gid_attrs/ndevs": "ndevs"}
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,11 @@ def parse_rdma_sysfs(text: str, device: str) -> RdmaDevice:
             raise ParseError(TOOL, f"not a line of {prefix}: {line[:80]!r}", text)
         name = path.removeprefix(prefix)
         table, _, index = name.rpartition("/")
-        if name.startswith("device/") and name.removeprefix("device/") in _PCIE:
-            pcie.setdefault(name.removeprefix("device/"), _checked(value, _SPEED if "speed" in name else _WIDTH, name, text))
-        elif table in ("ports/1/gids", "ports/1/gid_attrs/types", "ports/1/gid_attrs/ndevs") and _WIDTH.fullmatch(index):
-            kind = {"ports/1/gids": (gids, _GID), "ports/1/gid_attrs/types": (types, _TYPE),
-                    "ports/1/gid_attrs/ndevs": (netdevs, _NETDEV)}[table]
-            kind[0].setdefault(int(index), _checked(value, kind[1], name, text))
+        if table == "device" and index in _PCIE:
+            pcie.setdefault(index, _checked(value, _SPEED if "speed" in index else _WIDTH, name, text))
+        elif table in _TABLES and _WIDTH.fullmatch(index):
+            found, pattern = {"gids": (gids, _GID), "types": (types, _TYPE), "ndevs": (netdevs, _NETDEV)}[_TABLES[table]]
+            found.setdefault(int(index), _checked(value, pattern, name, text))
         else:
             raise ParseError(TOOL, f"a file this read does not ask for: {path[:120]!r}", text)
     missing = [f for f in _PCIE if f not in pcie]
@@ -101,8 +101,8 @@ def parse_rdma_sysfs(text: str, device: str) -> RdmaDevice:
         raise ParseError(TOOL, f"no {', '.join(missing)} of {device}: not an RDMA device of a PCIe function here", text)
     link = PcieLink(pcie["current_link_speed"], int(pcie["current_link_width"]), pcie["max_link_speed"],
                     int(pcie["max_link_width"]))
-    return RdmaDevice(device, link, tuple(Gid(i, gids[i], types.get(i), netdevs.get(i)) for i in sorted(gids)
-                                          if gids[i] != ZERO_GID))
+    filled = [i for i in sorted(gids) if gids[i] != ZERO_GID]
+    return RdmaDevice(device, link, tuple(Gid(i, gids[i], types.get(i), netdevs.get(i)) for i in filled))
 
 
 def _checked(value: str, pattern: re.Pattern, name: str, text: str) -> str:

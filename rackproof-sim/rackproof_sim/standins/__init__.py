@@ -33,6 +33,8 @@ TOOLS = {
     "chronyc": "sharing",
     "docker": "container",
     "nvidia-ctk": "container",
+    # the RDMA devices' sysfs files (/sys/class/infiniband); any other grep is the real one
+    "grep": "infiniband",
     "uname": "release",
 }
 
@@ -41,7 +43,7 @@ TOOLS = {
 MEASURING = frozenset({"ib_write_bw", "ib_write_lat", "mpirun", "all_gather_perf", "all_reduce_perf"})
 THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "jetson_clocks", "dpkg-query", "systemctl", "chronyc", "uname"]
 SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "ib_write_lat", "nvidia-smi", "dpkg-query", "mpirun",
-               "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk", "uname"]
+               "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk", "uname", "grep"]
 
 
 def model() -> dict:
