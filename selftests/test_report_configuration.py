@@ -10,6 +10,7 @@ from rackproof.inventory import Expect
 from rackproof.probes.docker import IMAGE_ID
 from rackproof.probes.ethtool import DRIVER_INFO
 from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE
+from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.nvidia_smi import NVIDIA_SMI
 from rackproof.probes.rdmasysfs import RDMA_SYSFS
 from rackproof.probes.release import BIOS, KERNEL
@@ -122,3 +123,23 @@ def test_an_rdma_device_trained_below_its_peers_is_odd():
     row = configuration.build(NODES, tests, Expect())[0]
     assert row["setting"] == "roceP2p1s0f1 PCIe link" and row["expected"] == "32.0 GT/s PCIe x4 (max 32.0 GT/s PCIe x4)"
     assert row["cells"]["thor-4"] == {"value": "32.0 GT/s PCIe x2 (max 32.0 GT/s PCIe x4)", "unread": "", "state": "odd"}
+
+
+def test_the_nccl_each_host_loaded_is_its_cell_and_a_development_build_differs():
+    # a DGX Spark pair's collective with NCCL_DEBUG=INFO (rank 0 on spark-fb97, rank 1 on spark-4440)
+    run = ((SAMPLES / "nccl_debug_dgx_spark_2node_init_both_functions_PARTIAL.txt").read_text()
+           + (SAMPLES / "nccl_all_gather_dgx_spark_2node_good.txt").read_text())
+    values = {"ranks": 2, "hosts": "192.168.100.15:1,192.168.100.16:1", "interface": "enp1s0f1np1",
+              "test": "all_gather_perf", "settings": ["-x", "NCCL_DEBUG=INFO"]}
+    found = configuration.build(["spark-fb97", "spark-4440", "spark-3"],
+                                [{"evidence": [made("spark-fb97", NCCL_TEST, run, **values)], "facts": {}}], Expect())
+    assert found[0]["setting"] == "NCCL" and states(found[0]) == {
+        "spark-fb97": "same", "spark-4440": "same", "spark-3": "not asked"}
+    assert found[0]["cells"]["spark-4440"]["value"] == "2.28.9+cuda13.0"
+    dev = run.replace("spark-4440:24302:24302 [0] NCCL INFO NCCL version 2.28.9+cuda13.0",
+                      "spark-4440:24302:24302 [0] NCCL INFO NCCL version 2.29.7+cuda13.2\n"
+                      "spark-4440:24302:24302 [0] NCCL INFO NCCL git version dgxspark-3node-ring fab1850")
+    odd = configuration.build(["spark-fb97", "spark-4440"],
+                              [{"evidence": [made("spark-fb97", NCCL_TEST, dev, **values)], "facts": {}}], Expect())[0]
+    assert odd["cells"]["spark-4440"] == {"value": "2.29.7+cuda13.2 (git dgxspark-3node-ring fab1850)", "unread": "",
+                                          "state": "odd"}

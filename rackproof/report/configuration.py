@@ -1,6 +1,6 @@
 """The golden-configuration table: node x setting (kernel, system firmware, L4T, packages, GPU
 driver, CUDA, power mode, each NIC's driver and firmware, each RDMA device's PCIe link, the
-head's container images), so that a reviewer sees the whole cluster's configuration at once.
+head's container images, the NCCL each host loaded), so that a reviewer sees the whole cluster's configuration at once.
 
 Each cell is read from the evidence of the run's checks, by the probe that made the command
 (evidence[].probe and .values) and its own parser, as the Nodes table's facts are: nothing is
@@ -26,6 +26,7 @@ from rackproof.probes.counters import DRIVER
 from rackproof.probes.docker import IMAGE_ID, Image
 from rackproof.probes.ethtool import DRIVER_INFO
 from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE, NVPMODEL
+from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.nvidia_smi import NVIDIA_SMI
 from rackproof.probes.rdmasysfs import RDMA_SYSFS
 from rackproof.probes.release import BIOS, KERNEL, Firmware
@@ -36,6 +37,10 @@ SAME, ODD, UNREAD, NOT_ASKED = "same", "odd", "unread", "not asked"
 
 class Unread(str):
     """Why a node's answer gives no value for a setting."""
+
+
+class PerNode(dict):
+    """What one command says of several nodes (mpirun's NCCL, of each rank's host): node -> value."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,14 @@ def _firmware(found: Firmware) -> str | Unread:
 
 def _image(found: Image) -> str | Unread:
     return found.id if found.id else Unread(found.unusable or "not in the node's Docker")
+
+
+def _nccl(found) -> PerNode:
+    """The NCCL each host of the collective loaded, as its INFO lines say (a development build's
+    git version beside it); a run without NCCL_DEBUG lines says of no host."""
+    hosts = [h for h in (found.setup.hosts if found.setup else ()) if h.host]
+    return PerNode({h.host: h.version + (f" (git {h.git})" if h.git else "") if h.version
+                    else Unread("NCCL printed no version line") for h in hosts})
 
 
 def _packages(values: dict, found: dict) -> dict:
@@ -75,6 +88,8 @@ READERS = [
     Reader(RDMA_SYSFS, lambda v: [f"{v['device']} PCIe link"],
            lambda v, found: {f"{v['device']} PCIe link": str(found.pcie)}),
     Reader(IMAGE_ID, lambda v: [f"image {v['image']}"], lambda v, found: {f"image {v['image']}": _image(found)}),
+    # each rank's host, from the collective's own debug lines (helper nccl's parse); by the host's name
+    Reader(NCCL_TEST, lambda v: ["NCCL"], lambda v, found: {"NCCL": _nccl(found)}),
 ]
 PINS = {"L4T": "l4t_release", "GPU driver": "driver_version", "CUDA": "cuda_version",
         "power mode (nvpmodel)": "power_mode", **{f"{name} (dpkg)": pin for name, pin in JETPACK_PACKAGES.items()}}
@@ -117,10 +132,11 @@ def _cells(tests: list[dict]) -> tuple[dict[str, tuple[int, str]], dict[str, dic
             continue
         for name, value in said.items():
             sources.setdefault(name, (place[ev["probe"]], _source(reader.probe)))
-            node = found.setdefault(name, {})
-            if isinstance(value, Unread) and ev["node"] in node and not isinstance(node[ev["node"]], Unread):
-                continue   # a later command cut short does not hide what the node said
-            node[ev["node"]] = value
+            cells = found.setdefault(name, {})
+            for node, told in (value.items() if isinstance(value, PerNode) else [(ev["node"], value)]):
+                if isinstance(told, Unread) and node in cells and not isinstance(cells[node], Unread):
+                    continue   # a later command cut short does not hide what the node said
+                cells[node] = told
     return sources, found
 
 
