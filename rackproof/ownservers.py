@@ -6,18 +6,37 @@ Each server is an empty file `NODE@PORT@PID` in the run's private folder (rackpr
 so that every xdist worker sees the servers the others started; without a folder (the library
 used on its own) they are kept in memory. A server whose stop got no answer stays noted: it is
 still the run's, and dies at the end of its bounded lifetime.
+
+A server started ahead of its measurement (rackproof.traffic.ready: the next round's, while a
+round measures) is also kept here, in this process, until a measurement takes it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from dataclasses import dataclass
 from pathlib import Path
+
+from .remote import Evidence
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A server started ahead, listening, that no measurement has taken yet."""
+    port: int
+    pid: int            # the pid to stop it by
+    listener: int       # the pid that listens
+    since: float        # time.monotonic() when it listened
+    evidence: tuple[Evidence, ...]   # its start, for the measurement that takes it
 
 
 class OwnServers:
     def __init__(self, directory: Path | None = None):
         self.directory = directory
         self._here: set[tuple[str, int, int]] = set()
+        self._ready: dict[tuple[str, object], list[Ready]] = {}
+        self._lock = threading.Lock()
 
     def started(self, node: str, port: int, pid: int) -> None:
         if self.directory is None:
@@ -46,3 +65,21 @@ class OwnServers:
             if len(parts) == 3 and parts[0] == node and parts[1].isdigit() and parts[2].isdigit():
                 found.add((int(parts[1]), int(parts[2])))
         return frozenset(found)
+
+    def readied(self, node: str, what: object, server: Ready) -> None:
+        """A server started ahead on `node`, for a measurement that asks for `what`."""
+        with self._lock:
+            self._ready.setdefault((node, what), []).append(server)
+
+    def take(self, node: str, what: object) -> Ready | None:
+        """The oldest server started ahead on `node` for `what`, no longer kept here; None if none."""
+        with self._lock:
+            waiting = self._ready.get((node, what))
+            return waiting.pop(0) if waiting else None
+
+    def untaken(self) -> list[tuple[str, Ready]]:
+        """(node, server) of every server started ahead that no measurement took, no longer kept here."""
+        with self._lock:
+            found = [(node, server) for (node, _), waiting in self._ready.items() for server in waiting]
+            self._ready.clear()
+        return found

@@ -37,12 +37,13 @@ the workers only judge.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 from typing import Callable, Collection, Iterable, Sequence
 
-from . import kinds, portable, racklife, schedule, together
+from . import kinds, portable, racklife, schedule, together, traffic
 from .host import Host
 from .inventory import ClusterAtStep
 from .linkhealth import LoadLedger
@@ -108,21 +109,34 @@ def of_every_node(key: str, phase: Phase, kind: str, fn: Callable[[Host, Context
     return Entry(key, phase, kind, gather)
 
 
-def in_rounds(key: str, kind: str, fn: Callable[[Host, Host, Context], object]) -> Entry:
+def in_rounds(key: str, kind: str, fn: Callable[[Host, Host, Context], object],
+              ahead: Callable[[Host, Host, Context], None] | None = None) -> Entry:
     """fn(sender, receiver, context) for every ordered pair, a round at a time (rackproof.kinds),
-    the round's pairs at once, its nodes locked against other runs on the cluster."""
+    the round's pairs at once, its nodes locked against other runs on the cluster. ahead(sender,
+    receiver, context), when given, starts what a pair's measurement will take (its servers,
+    rackproof.traffic.ready: they only listen) while the round before measures, so that no round
+    after the first waits for its servers to start (the first round's pairs start their own);
+    what was started ahead and not taken is stopped when the rounds end, whatever happened."""
     def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         wanted, found = set(values), {}
-        for round_ in kinds.rounds(kind, ctx.cluster):
-            pairs = [pair for pair in round_ if pair in wanted]
-            if not pairs:
-                continue
-            try:
-                with schedule.holding(ctx.node_locks, sorted({name for pair in pairs for name in pair})):
-                    found.update(together.at_once(pairs, lambda p: fn(ctx.hosts[p[0]], ctx.hosts[p[1]], ctx), ctx.log,
-                                                  workers=len(pairs)))
-            except schedule.LockBusy as e:   # another run holds these nodes: not measured, and said so
-                found.update({pair: Part(None, e, []) for pair in pairs})
+        rounds = [pairs for pairs in ([pair for pair in round_ if pair in wanted]
+                                      for round_ in kinds.rounds(kind, ctx.cluster)) if pairs]
+
+        def readied(pairs: list[tuple]) -> None:   # a pair whose servers did not start starts its own
+            together.at_once(pairs, lambda p: ahead(ctx.hosts[p[0]], ctx.hosts[p[1]], ctx), ctx.log,
+                             workers=len(pairs))
+        with traffic.untaken_stopped(ctx.hosts.values()) if ahead else nullcontext(), \
+                ThreadPoolExecutor(max_workers=1) as beside:
+            for k, pairs in enumerate(rounds):
+                try:
+                    with schedule.holding(ctx.node_locks, sorted({name for pair in pairs for name in pair})):
+                        coming = beside.submit(readied, rounds[k + 1]) if ahead and k + 1 < len(rounds) else None
+                        found.update(together.at_once(pairs, lambda p: fn(ctx.hosts[p[0]], ctx.hosts[p[1]], ctx),
+                                                      ctx.log, workers=len(pairs)))
+                        if coming is not None:
+                            coming.result()
+                except schedule.LockBusy as e:   # another run holds these nodes: not measured, and said so
+                    found.update({pair: Part(None, e, []) for pair in pairs})
         return found
     return Entry(key, Phase.LOAD, kind, gather)
 

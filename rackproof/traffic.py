@@ -4,7 +4,8 @@ Every measurement between nodes is declared once in its tool's module (probes._b
 its server, its client, its tool); `between` runs any of them. The server is the only thing the
 suite starts on a node. It is bounded twice: `timeout` ends it even if no client ever comes
 (and iperf3's `-1` after one test); on top of that the suite kills it when the measurement ends,
-whatever happened.
+whatever happened. A round's iperf3 servers may start ahead, while the round before measures
+(`ready`, rackproof.plan.in_rounds): the measurement takes one instead of starting its own.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import random
 import re
 import signal
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager, suppress
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from . import bondhash
 from .failure import NotVerified
 from .host import Host, ProbeFailed
+from .ownservers import Ready
 from .remote import Evidence
 from .safetext import one_line
 from .probe import Command, Probe
@@ -72,7 +74,14 @@ def _start_server(host: Host, command: Command, port: int, lifetime: float) -> t
     except ParseError as e:
         raise ProbeFailed(host.name, result, f"started a server on port {port}, but {e}") from None
     # every row is of the port (ss's filter); ss's own pid, else timeout's child: never timeout's
-    listening = [row.pid for row in listed if row.pid] + [int(p) for p in pids[1:]]
+    children = [int(p) for p in pids[1:]]
+    named = [row.pid for row in listed if row.pid]
+    # a server started on the port at the same moment won it (when the start names its child at all)
+    if named and children and not set(named) & set(children):
+        host.run(STOP_SERVER, pid=pids[0])
+        raise ProbeFailed(host.name, result, f"port {port} was taken by another process (pid {named[0]}) "
+                                             "as the server started")
+    listening = named + children
     if not listening:
         raise ProbeFailed(host.name, result, f"a server listens on port {port}, but which process is not known")
     return int(pids[0]), listening[0]
@@ -82,7 +91,27 @@ def _start_server(host: Host, command: Command, port: int, lifetime: float) -> t
 def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TRIES,
            ports: Sequence[int] | None = None) -> Iterator[int]:
     """A server started from command_for_port(port) on a free port (the first of `ports` that
-    is, else of `tries` random ones); yields the port, always stopped."""
+    is, else of `tries` random ones), or the same one started ahead (`ready`); yields the port,
+    always stopped."""
+    ready = host.servers.take(host.name, _what(command_for_port, ports))
+    if ready is not None and time.monotonic() - ready.since <= lifetime - LEFT_AT_LEAST_S:
+        for ev in ready.evidence:     # its start is this measurement's evidence
+            host.remote.log.add(ev)
+        port, pid, listener = ready.port, ready.pid, ready.listener
+    else:
+        if ready is not None:   # it waited too long (a round's nodes held by another run): a new one
+            _stop(host, ready.port, ready.pid, ready.listener)
+        port, pid, listener = _started(host, command_for_port, lifetime, tries, ports)
+    try:
+        yield port
+    finally:
+        _stop(host, port, pid, listener)
+
+
+def _started(host: Host, command_for_port, lifetime: float, tries: int,
+             ports: Sequence[int] | None) -> tuple[int, int, int]:
+    """(port, pid to stop it by, pid that listens) of a server started on the first free port
+    of `ports` (else of `tries` random ones), noted as the run's."""
     last: ProbeFailed | None = None
     for port in ports or random.sample(PORTS, tries):
         command = command_for_port(port)
@@ -96,13 +125,51 @@ def server(host: Host, command_for_port, lifetime: float, tries: int = SERVER_TR
                 host.run(STOP_STARTING, pattern=_exactly(f"timeout {lifetime:g} {command}"))
             raise
         host.servers.started(host.name, port, listener)
-        try:
-            yield port
-        finally:
-            host.run(STOP_SERVER, pid=pid)
-            host.servers.stopped(host.name, port, listener)
-        return
+        return port, pid, listener
     raise last
+
+
+def _stop(host: Host, port: int, pid: int, listener: int) -> None:
+    host.run(STOP_SERVER, pid=pid)
+    host.servers.stopped(host.name, port, listener)
+
+
+# a server started ahead serves a measurement only while this much of its lifetime is left: the
+# measurement's length and time to spare (a lifetime gives 30 s more than the length: `_lifetime`)
+LEFT_AT_LEAST_S = 20
+
+
+def _what(command_for_port, ports: Sequence[int] | None) -> tuple[str, tuple[int, ...] | None]:
+    """What a server is, for one started ahead to be taken by the measurement that asks for the
+    same: its command (on port 0, standing for any) and the ports it may take."""
+    return str(command_for_port(0)), tuple(ports) if ports else None
+
+
+def ready(host: Host, command_for_port, lifetime: float, ports: Sequence[int] | None = None) -> None:
+    """A server started now and kept for a measurement to come that asks `server` for the same
+    (its evidence goes to that measurement's); one that does not start is not kept (that
+    measurement starts its own, and fails with its own evidence)."""
+    with host.remote.log.captured() as evidence:
+        try:
+            port, pid, listener = _started(host, command_for_port, lifetime, SERVER_TRIES, ports)
+        except ProbeFailed:
+            return
+    host.servers.readied(host.name, _what(command_for_port, ports),
+                         Ready(port, pid, listener, time.monotonic(), tuple(evidence)))
+
+
+@contextmanager
+def untaken_stopped(hosts: Iterable[Host]) -> Iterator[None]:
+    """On leaving, whatever happened: every server started ahead on these hosts that no
+    measurement took is stopped (one whose stop gets no answer stays noted as the run's)."""
+    by_name = {host.name: host for host in hosts}
+    try:
+        yield
+    finally:
+        for servers in {id(host.servers): host.servers for host in by_name.values()}.values():
+            for name, ready in servers.untaken():
+                with suppress(Exception):
+                    _stop(by_name[name], ready.port, ready.pid, ready.listener)
 
 
 def _exactly(text: str) -> str:
@@ -156,12 +223,25 @@ def iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds
     two of four then share a lane about nine times in ten (with --cport always, see bondhash).
     The result holds the sums and every stream."""
     def measured() -> IperfResult:
-        if streams > 1 and sender.spec.bond is not None:
+        if _over_bond(sender, streams):
             return _spread(sender, receiver, address, streams, seconds, attempt, client_ports)
         return between(IPERF3, sender, receiver, [({"address": address},
                                                   {"address": address, "seconds": seconds, "streams": streams},
                                                   f"to {receiver.name} {address}")], _lifetime(seconds))[0]
     return _unless_killed(measured, sender, receiver)
+
+
+def ready_iperf3(sender: Host, receiver: Host, address: str, streams: int = 1, seconds: int = 5) -> None:
+    """The servers iperf3(sender, receiver, address, streams, seconds) will ask for, started now,
+    side by side (`ready`): a round's, while the round before it measures."""
+    ports = [PORTS[i::streams][:SERVER_TRIES] for i in range(streams)] if _over_bond(sender, streams) else [None]
+    with ThreadPoolExecutor(max_workers=len(ports)) as pool:
+        list(pool.map(lambda some: ready(receiver, _iperf3_server(address), _lifetime(seconds), some), ports))
+
+
+def _over_bond(sender: Host, streams: int) -> bool:
+    """Whether several streams go as one-stream clients spread over the sender's bond (`_spread`)."""
+    return streams > 1 and sender.spec.bond is not None
 
 
 def _unless_killed(measured: Callable[[], IperfResult], sender: Host, receiver: Host) -> IperfResult:
@@ -271,23 +351,29 @@ def _lifetime(seconds: int) -> float:
 def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: int, attempt: int,
             client_ports: Sequence[int] | None) -> IperfResult:
     lifetime = _lifetime(seconds)
-    # never a client port a connection still holds: one that stalled (a path that drops
-    # full-size frames leaves it retransmitting for minutes) would fail the next client's bind
-    held = frozenset() if client_ports else sender.read(HELD_CLIENT_PORTS)
-    with ExitStack() as stack:
-        # server ports in a fixed order (stream i: PORTS[i], PORTS[i + streams], ...), the servers
-        # started side by side; every one that started is stopped on leaving, whatever happened
-        def started(i: int) -> int:
-            return stack.enter_context(server(receiver, _iperf3_server(address), lifetime=lifetime,
-                                              ports=PORTS[i::streams][:SERVER_TRIES]))
-        with ThreadPoolExecutor(max_workers=streams) as pool:
-            dports = list(pool.map(receiver.remote.log.carried(started), range(streams)))
-        cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
-                                                            len(sender.spec.bond.lanes), attempt, held))
-        clients = {f"iperf3->{address}:{dport}":
-                   IPERF3_FROM_PORT.command(address=address, port=dport, client_port=cport, seconds=seconds)
-                   for cport, dport in zip(cports, dports)}
-        results = sender.read_at_once(clients, lambda text, _: IPERF3_FROM_PORT.parser(text), timeout=lifetime)
+    # the servers (ports in a fixed order: stream i PORTS[i], PORTS[i + streams], ...) start side
+    # by side, beside the read of the sender's held client ports, and stop side by side; every
+    # one that started is stopped on leaving, whatever happened
+    stacks = [ExitStack() for _ in range(streams)]
+    carried = receiver.remote.log.carried
+    with ThreadPoolExecutor(max_workers=streams + 1) as pool:
+        starts = [pool.submit(carried(lambda i=i: stacks[i].enter_context(server(
+            receiver, _iperf3_server(address), lifetime=lifetime, ports=PORTS[i::streams][:SERVER_TRIES]))))
+            for i in range(streams)]
+        try:
+            # never a client port a connection still holds: one that stalled (a path that drops
+            # full-size frames leaves it retransmitting for minutes) would fail the next client's bind
+            held = frozenset() if client_ports else sender.read(HELD_CLIENT_PORTS)
+            dports = [start.result() for start in starts]
+            cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
+                                                                len(sender.spec.bond.lanes), attempt, held))
+            clients = {f"iperf3->{address}:{dport}":
+                       IPERF3_FROM_PORT.command(address=address, port=dport, client_port=cport, seconds=seconds)
+                       for cport, dport in zip(cports, dports)}
+            results = sender.read_at_once(clients, lambda text, _: IPERF3_FROM_PORT.parser(text), timeout=lifetime)
+        finally:
+            wait(starts)
+            list(pool.map(carried(ExitStack.close), stacks))
     return _together(list(results.values()))
 
 

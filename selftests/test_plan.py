@@ -9,14 +9,16 @@ import re
 import threading
 from contextlib import contextmanager
 import time
+from types import SimpleNamespace
 
 import pytest
 
-from rackproof import checks, plan, portable, schedule
+from rackproof import checks, kinds, plan, portable, schedule
 from rackproof.inventory import FINISHED, load_inventory
 from rackproof.kinds import KINDS
 from rackproof.measurements import ALL, lanes, logins, nodes
 from rackproof.measurements.launcher import SPARKRUN_VERSION
+from rackproof.ownservers import OwnServers
 from rackproof.remote import Evidence, EvidenceLog, NodeUnreachable
 from rackproof.together import Part
 from selftests.suite import EXAMPLES, REPLAYS, run_suite
@@ -195,6 +197,29 @@ def test_a_round_whose_nodes_another_run_holds_is_not_measured_and_says_so(tmp_p
                                                                       EvidenceLog(), locks))
     assert calls == []
     assert isinstance(measured[("thor-1", "thor-2")].error, schedule.LockBusy)
+
+
+def test_a_rounds_servers_start_while_the_round_before_measures(tmp_path):
+    """No round after the first waits for its servers to start: ahead readies round r + 1's
+    pairs while round r measures (the first round's pairs start their own)."""
+    measured, readied = {}, {}
+
+    def measure(sender, receiver, ctx):
+        started = time.monotonic()
+        time.sleep(0.2)
+        measured[(sender.name, receiver.name)] = (started, time.monotonic())
+    hosts = {node.name: SimpleNamespace(name=node.name, servers=OwnServers()) for node in THOR5.nodes}
+    entry = plan.in_rounds("lane.one_stream", "link_pair", measure,
+                           ahead=lambda sender, receiver, ctx: readied.setdefault((sender.name, receiver.name),
+                                                                                  time.monotonic()))
+    rounds = kinds.rounds("link_pair", THOR5)
+    entry.gather([pair for round_ in rounds for pair in round_], plan.Context(THOR5, hosts, EvidenceLog(), tmp_path))
+    assert not set(rounds[0]) & set(readied)
+    for k, round_ in enumerate(rounds[1:], start=1):
+        ended = [max(measured[p][1] for p in rounds[j]) for j in range(k)]
+        # while the round before measured (after the one before that ended), before its own
+        assert all(max(ended[:-1], default=0) < readied[pair] < min([ended[-1], *(measured[p][0] for p in round_)])
+                   for pair in round_), k
 
 
 def test_a_rack_another_runs_disruptive_check_holds_is_each_checks_lockbusy_never_the_runs(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -173,3 +174,84 @@ def test_evidence_of_a_part_started_in_another_thread_goes_where_its_measurement
         other.start()
         other.join()
     assert [e.command for e in kept] == ["start a server"] and test_sink == []
+
+
+def test_a_server_started_ahead_is_the_one_its_measurement_takes_its_start_in_that_measurements_evidence():
+    """A round's servers start while the round before measures (plan.in_rounds' ahead): the
+    measurement that asks for the same server takes that one, starts none, and stops it."""
+    (port,) = free_ports(1)
+    log = EvidenceLog()
+    host = Host(load_inventory(EXAMPLES / "spark2.toml").node("spark-2"), Remote("spark-2", LocalTransport("spark-2"), log))
+    traffic.ready(host, listener, lifetime=30, ports=[port])
+    (ahead,) = host.servers.on("spark-2")
+    with log.captured() as evidence:
+        with traffic.server(host, listener, lifetime=30, ports=[port]) as taken:
+            assert taken == port and host.servers.on("spark-2") == {ahead}
+    assert ["setsid timeout" in e.command for e in evidence] == [True, False]   # its start, then its stop
+    assert host.servers.on("spark-2") == frozenset() and _stopped(port)
+
+
+def test_a_server_started_ahead_that_no_measurement_took_is_stopped_when_the_rounds_end_whatever_happened():
+    (port,) = free_ports(1)
+    host = Host(load_inventory(EXAMPLES / "spark2.toml").node("spark-2"),
+                Remote("spark-2", LocalTransport("spark-2"), EvidenceLog()))
+    with pytest.raises(KeyboardInterrupt):
+        with traffic.untaken_stopped([host]):
+            traffic.ready(host, listener, lifetime=30, ports=[port])
+            assert _listening(port)
+            raise KeyboardInterrupt
+    assert host.servers.on("spark-2") == frozenset() and _stopped(port)
+
+
+def test_a_server_started_ahead_that_waited_too_long_is_stopped_and_a_new_one_started(monkeypatch):
+    """A round whose nodes another run held: the server started ahead may not live through the
+    measurement; a new one is started for it."""
+    asked = []
+
+    def answer(command):
+        asked.append(command.removeprefix("export LC_ALL=C; "))
+        if "setsid timeout" in command:
+            pids = f"{4242 + len(asked)} {4243 + len(asked)}"
+            return Result(command, 0, f"LISTEN 0 4096 *:5201 *:*\n{pids}\n", "", 0.01)
+        return Result(command, 0, "", "", 0.01)
+    monkeypatch.setattr(traffic, "LEFT_AT_LEAST_S", 30)     # any wait is too long
+    host = Host(load_inventory(EXAMPLES / "spark2.toml").node("spark-2"), Remote("spark-2", Scripted(answer), EvidenceLog()))
+    traffic.ready(host, lambda port: f"iperf3 -s -1 -p {port}", lifetime=30, ports=[5201])
+    with traffic.server(host, lambda port: f"iperf3 -s -1 -p {port}", lifetime=30, ports=[5201]):
+        assert host.servers.on("spark-2") == {(5201, 4246)}
+    assert [a.split(";")[0] if a.startswith("kill") else "start" for a in asked] == \
+        ["start", "kill 4243 2>/dev/null", "start", "kill 4245 2>/dev/null"]   # the first, then the new one
+
+
+def _listening(port: int) -> bool:
+    return bool(subprocess.run(["ss", "-Hltn", f"sport = :{port}"], text=True, capture_output=True).stdout.strip())
+
+
+def _stopped(port: int) -> bool:
+    """Nothing listens on the port within 5 s (a stopped server's process ends a moment after its signal)."""
+    for _ in range(100):
+        if not _listening(port):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_port_another_server_won_as_this_one_started_is_taken_and_the_next_port_tried():
+    """Two servers started at the same moment on one port (a round's own and the next round's,
+    started ahead) both find the port free and something listening on it: the one whose process
+    ss does not name lost the bind; it is stopped and the next port tried, never taken for up."""
+    asked = []
+
+    def answer(command):
+        asked.append(command.removeprefix("export LC_ALL=C; "))
+        if "setsid timeout" in command and "sport = :5201" in command:   # the other server (pid 900) listens
+            return Result(command, 0, 'LISTEN 0 4096 *:5201 *:* users:(("iperf3",pid=900,fd=3))\n4242 4243\n', "", 0.01)
+        if "setsid timeout" in command:
+            return Result(command, 0, 'LISTEN 0 4096 *:5205 *:* users:(("iperf3",pid=4245,fd=3))\n4244 4245\n', "", 0.01)
+        return Result(command, 0, "", "", 0.01)
+    servers = OwnServers(None)
+    host = Host(load_inventory(EXAMPLES / "spark2.toml").node("spark-2"), Remote("spark-2", Scripted(answer), EvidenceLog()),
+                servers)
+    with traffic.server(host, lambda port: f"iperf3 -s -1 -p {port}", lifetime=30, ports=[5201, 5205]) as port:
+        assert port == 5205 and servers.on("spark-2") == {(5205, 4245)}
+    assert [a.split(";")[0] for a in asked if a.startswith("kill")] == ["kill 4242 2>/dev/null", "kill 4244 2>/dev/null"]
