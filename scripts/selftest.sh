@@ -17,5 +17,5 @@ trap 'rm -rf "$PYTHONPYCACHEPREFIX"' EXIT
 # in the plugin alone, probes apart from the checks; no cache written into the checkout
 .venv/bin/lint-imports --no-cache
 # three workers: two take the modules that bring up simulated racks, the third the other tests
-# (selftests/conftest.py); the log ends with the 25 slowest (where the CI's minutes go)
+# (selftests/conftest.py); the log ends with the 25 slowest modules and tests (where the CI's minutes go)
 .venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 3 --dist loadscope --durations=25 "$@"

@@ -16,6 +16,23 @@ pytest_plugins = ["pytester"]
 
 RACK_MODULE = re.compile(r"(?:^|/)(?:test_sim_\w+|\w+_sim)\.py::")
 RACKS_FIRST = 2            # workers that take rack modules first
+MODULE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    module = report.nodeid.split("::", 1)[0]
+    MODULE_SECONDS[module] = MODULE_SECONDS.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """With --durations N, the N slowest modules too (their tests' set-up, call and tear-down):
+    a rack module's is its time on its one worker, so CI's log says which modules its minutes go to."""
+    count = config.getoption("durations")
+    if not count or hasattr(config, "workerinput"):
+        return
+    terminalreporter.write_sep("=", f"slowest {count} modules")
+    for module, seconds in sorted(MODULE_SECONDS.items(), key=lambda kv: -kv[1])[:count]:
+        terminalreporter.write_line(f"{seconds:8.2f}s {module}")
 
 
 def pytest_collection_modifyitems(items):
