@@ -14,7 +14,7 @@ from selftests.test_acceptance_sim import leftovers, spark2  # noqa: F401 (spark
 pytestmark = rack_marks()
 
 # what a fault of the RDMA rate can touch: the CX7 checks, the hardware behind them, NCCL
-TOUCHED = ("tests_network/test_cx7.py", "tests_network/test_nccl.py")
+TOUCHED = ("tests_network/test_cx7.py", "tests_physical/test_cx7_hardware.py", "tests_network/test_nccl.py")
 
 
 def in_each_direction(check: str, *pairs: str) -> set[str]:
@@ -36,3 +36,17 @@ def test_one_slow_direction_of_one_device_fails_that_link_and_direction_only(pyt
     assert not leftovers(spark2)
 
 
+
+def test_a_stale_initialisation_is_named_with_nvidia_s_recovery_both_ways(pytester, spark2):
+    with spark2.planted("spark-2", "cx7-stale-init", "rocep1s0f1"):
+        run = run_suite(pytester, f"--inventory={spark2.inventory}", *TOUCHED, netns=spark2.rack.topo.bench)
+    both = ("spark-1->spark-2", "spark-2->spark-1")
+    assert run.failed == in_each_direction("roce_bandwidth_of_each_link", *both) | \
+        in_each_direction("roce_bandwidth_over_the_port", *both), run.output
+    for pair in both:
+        message = run.messages[f"test_cx7::test_roce_bandwidth_of_each_link[{pair}]"]
+        assert 14 < float(re.search(r"stale initialisation of the ConnectX-7: ([0-9.]+) Gb/s", message)[1]) < 16, message
+        assert "reports 200000Mb/s" in message and "full AC power cycle of both units" in message
+    # the link's speed, PCIe and firmware checks pass: the state hides behind a healthy link
+    assert run.outcomes["test_cx7::test_cx7_speed[spark-2:enp1s0f1np1]"] == "passed"
+    assert not leftovers(spark2)
