@@ -114,9 +114,11 @@ def in_rounds(key: str, kind: str, fn: Callable[[Host, Host, Context], object],
     """fn(sender, receiver, context) for every ordered pair, a round at a time (rackproof.kinds),
     the round's pairs at once, its nodes locked against other runs on the cluster. ahead(sender,
     receiver, context), when given, starts what a pair's measurement will take (its servers,
-    rackproof.traffic.ready: they only listen) while the round before measures, so that no round
-    after the first waits for its servers to start (the first round's pairs start their own);
-    what was started ahead and not taken is stopped when the rounds end, whatever happened."""
+    rackproof.traffic.ready: they only listen) while the round before measures, the first round's
+    in its lock before it measures: only the first round waits for its servers, and no round's
+    start beside another round's (on two cores, forty -P 4 servers starting at once made
+    the first round's clients wait a second). What was started ahead and not taken is stopped
+    when the rounds end, whatever happened."""
     def gather(values: list[tuple], ctx: Context) -> dict[tuple, Part]:
         wanted, found = set(values), {}
         rounds = [pairs for pairs in ([pair for pair in round_ if pair in wanted]
@@ -130,6 +132,8 @@ def in_rounds(key: str, kind: str, fn: Callable[[Host, Host, Context], object],
             for k, pairs in enumerate(rounds):
                 try:
                     with schedule.holding(ctx.node_locks, sorted({name for pair in pairs for name in pair})):
+                        if ahead and k == 0:
+                            readied(pairs)
                         coming = beside.submit(readied, rounds[k + 1]) if ahead and k + 1 < len(rounds) else None
                         found.update(together.at_once(pairs, lambda p: fn(ctx.hosts[p[0]], ctx.hosts[p[1]], ctx),
                                                       ctx.log, workers=len(pairs)))

@@ -113,7 +113,11 @@ def _started(host: Host, command_for_port, lifetime: float, tries: int,
     """(port, pid to stop it by, pid that listens) of a server started on the first free port
     of `ports` (else of `tries` random ones), noted as the run's."""
     last: ProbeFailed | None = None
-    for port in ports or random.sample(PORTS, tries):
+    # never a port of the run's own servers on the node: iperf3 -s closes its listening socket
+    # once its test's streams are in, so a port mid-test looks free, and a server started there
+    # (the next round's, ahead) took the test's late stream and ended, refusing its own client
+    own = {port for port, _ in host.servers.on(host.name)}
+    for port in [p for p in ports or () if p not in own] or random.sample(sorted(set(PORTS) - own), tries):
         command = command_for_port(port)
         try:
             pid, listener = _start_server(host, command, port, lifetime)

@@ -51,10 +51,33 @@ def listener(port: int) -> Command:
 def test_a_second_server_never_takes_the_port_a_first_one_listens_on():
     first_port, other = free_ports(2)
     node = load_inventory(EXAMPLES / "spark2.toml").node("spark-2")
-    host = Host(node, Remote("spark-2", LocalTransport("spark-2"), EvidenceLog()))
+    # two runs' hosts (each its own servers): the port is found taken on the node itself
+    host, another = (Host(node, Remote("spark-2", LocalTransport("spark-2"), EvidenceLog())) for _ in range(2))
     with traffic.server(host, listener, lifetime=30, ports=[first_port]) as first, \
-            traffic.server(host, listener, lifetime=30, ports=[first_port, other]) as second:
+            traffic.server(another, listener, lifetime=30, ports=[first_port, other]) as second:
         assert (first, second) == (first_port, other)
+
+
+def test_a_port_of_the_runs_own_server_is_never_tried_even_when_nothing_listens_on_it():
+    """iperf3 -s closes its listening socket once its test's streams are in: a server of the
+    next round started ahead on that port took the test's late stream, ended, and refused its
+    own client (three of four -P 4 streams refused, in rounds 2-4, on the simulated thor5)."""
+    asked = []
+
+    def answer(command):
+        asked.append(command)
+        if "setsid timeout" not in command:
+            return Result(command, 0, "", "", 0.01)
+        port = re.search(r"sport = :(\d+)", command)[1]
+        return Result(command, 0, f'LISTEN 0 4096 *:{port} *:* users:(("iperf3",pid=9{port},fd=3))\n8{port} 9{port}\n',
+                      "", 0.01)
+    servers = OwnServers(None)
+    servers.started("spark-2", 5201, 4243)     # mid-test: its port looks free
+    host = Host(load_inventory(EXAMPLES / "spark2.toml").node("spark-2"), Remote("spark-2", Scripted(answer), EvidenceLog()),
+                servers)
+    with traffic.server(host, lambda port: f"iperf3 -s -1 -p {port}", lifetime=30, ports=[5201, 5205]) as port:
+        assert port == 5205
+    assert not any("sport = :5201" in command for command in asked)
 
 
 def test_a_server_whose_start_was_interrupted_is_stopped_by_its_command_line():
