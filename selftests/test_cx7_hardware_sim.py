@@ -45,7 +45,8 @@ def test_a_healthy_spark2_passes_every_check_of_its_cx7_hardware(pytester, spark
 FAULTS = [
     ("cx7-pcie-x2", "spark-2", "test_cx7_pcie_link_at_full_speed_and_width", ["spark-2:enP2p1s0f1np1"],
      ["PCIe link of its function", "expected 32.0 GT/s PCIe x4", "32.0 GT/s PCIe x2", "early BIOS"]),
-    ("cx7-firmware-differs", "spark-1", "test_cx7_firmware_the_same_at_both_ends", ["spark-1->spark-2", "spark-2->spark-1"],
+    ("cx7-firmware-differs", "spark-1", "test_cx7_firmware_the_same_at_both_ends",
+     ["spark-1->spark-2", "spark-2->spark-1"],
      ["ConnectX-7 firmware (ethtool -i) differs", "spark-1 enp1s0f1np1 (rocep1s0f1): 28.45.1016 (NVD0000000087)",
       "spark-2 enp1s0f1np1 (rocep1s0f1): 28.45.4028 (NVD0000000087)", "DGX OS update"]),
     ("cx7-speed-100g", "spark-2", "test_cx7_speed", ["spark-2:enp1s0f1np1", "spark-2:enP2p1s0f1np1"],
@@ -71,6 +72,24 @@ def test_each_fault_fails_its_own_check_with_its_cause_and_nothing_else(pytester
         missing = [s for s in says if s not in run.messages[test_id]]
         assert not missing, (missing, run.messages[test_id])
     assert run.with_outcome("error") == set(), run.output
+
+
+@pytest.mark.parametrize("setting, check, says", [
+    ("mtu = 9000", "test_cx7_mtu_the_same_at_both_ends",
+     "spark-1 enp1s0f1np1 (rocep1s0f1): 1500, the inventory asks 9000"),
+    ("nccl_ib_gid_index = 4", "test_roce_v2_gid_index_the_same_at_both_ends",
+     "spark-1 enp1s0f1np1 (rocep1s0f1): 3, NCCL is told 4 (nccl_ib_gid_index)")])
+def test_what_the_inventory_asks_of_every_end_fails_on_a_rack_without_it(pytester, spark2, tmp_path, setting, check,
+                                                                          says):
+    """Both ends alike is not enough where the inventory names the value: jumbo frames, or the GID
+    index NCCL is told to use."""
+    text = spark2.inventory.read_text()
+    assert "\n[expect]\n" in text
+    inventory = tmp_path / "cluster.toml"
+    inventory.write_text(text.replace("\n[expect]\n", f"\n[expect]\n{setting}\n", 1))
+    run = run_suite(pytester, f"--inventory={inventory}", HARDWARE, netns=spark2.rack.topo.bench)
+    assert {function(t) for t in run.failed} == {check} and len(run.failed) == 2, run.output
+    assert all(says in run.messages[t] for t in run.failed), run.messages
 
 
 def test_with_every_fault_planted_the_whole_suite_fails_those_checks_only(pytester, spark2):
