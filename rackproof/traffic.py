@@ -371,9 +371,11 @@ def _spread(sender: Host, receiver: Host, address: str, streams: int, seconds: i
             dports = [start.result() for start in starts]
             cports = list(client_ports or bondhash.spread_ports(sender.spec.ip, address, dports,
                                                                 len(sender.spec.bond.lanes), attempt, held))
-            clients = {f"iperf3->{address}:{dport}":
+            # stream i's section is named by its first port, PORTS[i], whichever it got (the next
+            # round's servers, started ahead, take others): the same names in every round
+            clients = {f"iperf3->{address}:{PORTS[i]}":
                        IPERF3_FROM_PORT.command(address=address, port=dport, client_port=cport, seconds=seconds)
-                       for cport, dport in zip(cports, dports)}
+                       for i, (cport, dport) in enumerate(zip(cports, dports))}
             results = sender.read_at_once(clients, lambda text, _: IPERF3_FROM_PORT.parser(text), timeout=lifetime)
         finally:
             wait(starts)
