@@ -54,7 +54,8 @@ class OwnServers:
     def on(self, node: str) -> frozenset[tuple[int, int]]:
         """(port, pid) of the run's servers on `node` now."""
         if self.directory is None:
-            return frozenset((port, pid) for name, port, pid in self._here if name == node)
+            here = list(self._here)     # a copy: other threads add and remove meanwhile
+            return frozenset((port, pid) for name, port, pid in here if name == node)
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
