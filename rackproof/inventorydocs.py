@@ -60,6 +60,10 @@ def _parts(annotation) -> tuple[object, list]:
 def _kind(base, unit: str) -> str:
     if base is Label:
         return "label"
+    if get_origin(base) is list:
+        return "list of " + _kind(_parts(get_args(base)[0])[0], unit)
+    if base is str:
+        return "text"
     if base is bool:
         return "true/false"
     if get_origin(base) is Literal:
@@ -141,9 +145,9 @@ def rewritten(page: str) -> str:
 def main(argv: list[str]) -> int:
     for path in argv:
         with open(path, encoding="utf-8") as f:
-            page = f.read()
+            page = rewritten(f.read())   # built whole before the file is opened for writing: a failure loses no page
         with open(path, "w", encoding="utf-8") as f:
-            f.write(rewritten(page))
+            f.write(page)
     return 0
 
 
