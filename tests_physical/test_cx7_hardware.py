@@ -49,8 +49,10 @@ def test_roce_v2_gid_index_the_same_at_both_ends(cx7_pair, inventory, planned, f
     ends = [e for link in links for e in link]
     for end in ends:
         facts(end.node, f"RoCE v2 GID index {end.rdma.device}", end.gid_index)
-    odd = [f"{e.where} has no RoCE v2 GID for {e.address}" for e in ends if e.gid_index is None] \
-        or differing(links, lambda end: end.gid_index) \
+    if missing := [f"{e.where} has no RoCE v2 GID for {e.address}" for e in ends if e.gid_index is None]:
+        raise Failure(cx7_pair.where, "; ".join(missing), cause="the interface does not hold its address "
+                      "(test_cx7_address), and the kernel makes a GID only for an address an interface holds")
+    odd = differing(links, lambda end: end.gid_index) \
         or [f"{e.where}: {e.gid_index}, NCCL is told {told} (nccl_ib_gid_index)" for e in ends
             if told is not None and e.gid_index != told]
     if odd:
