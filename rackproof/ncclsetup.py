@@ -9,10 +9,29 @@ the v2.28.9-1 tag); NCCL's src/misc/param.cc (the environment, then NCCL_CONF_FI
 
 from __future__ import annotations
 
-from rackproof.probes.nccl import NcclSettings, NcclSetup, development_build
+from dataclasses import dataclass
+
+from rackproof.probes.nccl import NCCL_SETTINGS, NcclSettings, NcclSetup, development_build
 
 # only where NCCL's log goes: never a cause of how it runs
 _LOGGING = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_DEBUG_TIMESTAMP_FORMAT")
+# NVIDIA's Spark guides set the CX7 interfaces to 9000; they come up at 1500 (dgx-spark-playbooks#102/#25)
+JUMBO = 9000
+
+
+@dataclass(frozen=True)
+class NodeNccl:
+    """What a node adds to NCCL's set-up beyond the run's own settings."""
+    node: str
+    settings: NcclSettings
+    mtus: tuple[tuple[str, int | None], ...]    # (CX7 interface, its MTU; None: no such interface)
+
+
+def read_node(host) -> NodeNccl:
+    """The node's NCCL settings and the MTU of each of its inventory's CX7 interfaces."""
+    found = host.interfaces()
+    return NodeNccl(host.name, host.read(NCCL_SETTINGS),
+                    tuple((c.name, found[c.name].mtu if c.name in found else None) for c in host.spec.cx7))
 
 
 def inventory_settings(expect) -> dict[str, str]:
@@ -21,13 +40,13 @@ def inventory_settings(expect) -> dict[str, str]:
     return {name: str(value) for name, value in settings.items() if value is not None}
 
 
-def causes(setup: NcclSetup | None, settings: tuple[tuple[str, NcclSettings], ...], nodes, expect) -> list[str]:
+def causes(setup: NcclSetup | None, facts: tuple[NodeNccl, ...], nodes, expect) -> list[str]:
     """Each cause found, one sentence each, node by node: a development build, a CX7 port
     whose two PCIe functions NCCL does not both use, and NCCL settings on the node beyond the
     inventory's (`nodes`: the inventory's CX7 nodes, the first one mpirun's)."""
     ours = {"NCCL_SOCKET_IFNAME": nodes[0].cx7[0].name, **inventory_settings(expect)}
     found: list[str] = []
-    by_node = dict(settings)
+    by_node = {f.node: f.settings for f in facts}
     for node in nodes:
         host = setup.of(node.name) if setup is not None else None
         if host is None:
@@ -70,6 +89,13 @@ def _leftovers(settings: NcclSettings, ours: dict[str, str]) -> list[str]:
         if name in _LOGGING or ours.get(name) == value:
             continue
         theirs = f"the inventory's is {ours[name]}" if name in ours else "the inventory sets no such thing"
-        found.append(f"{where} sets {name}={value} ({theirs}): every NCCL job on the node gets it"
-                     + (" where the run does not set it" if where != "the login's environment" else ""))
+        jobs = "started from the login" if where == "the login's environment" else "on the node that does not set it"
+        found.append(f"{where} sets {name}={value} ({theirs}): every NCCL job {jobs} gets it")
     return found
+
+
+def slow_causes(facts: tuple[NodeNccl, ...]) -> list[str]:
+    """What else holds a bus bandwidth down: CX7 interfaces under the jumbo MTU NVIDIA's guides set."""
+    low = [f"{f.node} {name} {mtu}" for f in facts for name, mtu in f.mtus if mtu is not None and mtu < JUMBO]
+    return [f"CX7 interfaces under MTU {JUMBO}: {', '.join(low)} (NVIDIA's Spark guides set {JUMBO}; the interfaces "
+            "come up at 1500)"] if low else []

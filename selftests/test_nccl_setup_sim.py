@@ -46,5 +46,7 @@ def test_each_fault_fails_the_nccl_check_naming_its_cause(pytester, spark2, faul
     assert {t.split("::")[-1] for t in run.failed} == {NCCL}, run.output
     for words in FAULTS[fault]:
         assert words in run.output, (words, run.output)
-    # spark-1 is healthy: nothing is said of it
+    # each fault holds the bus bandwidth down, beside which the simulated CX7's stock MTU is named
+    assert "CX7 interfaces under MTU 9000: spark-1 enp1s0f1np1 1500" in run.output, run.output
+    # spark-1's set-up is healthy: no cause names it (the MTU line lists interfaces)
     assert "spark-1: " not in run.output, run.output

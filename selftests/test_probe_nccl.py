@@ -316,8 +316,8 @@ def _causes(text: str, settings: dict[str, str], **expect):
     inventory = load_inventory(REPO / "examples" / "spark2.toml")
     nodes = inventory.nodes
     setup = parse_nccl_setup(text)
-    return ncclsetup.causes(setup, tuple((n, parse_nccl_settings(s)) for n, s in settings.items()), nodes,
-                            inventory.expect.model_copy(update=expect))
+    facts = tuple(ncclsetup.NodeNccl(n, parse_nccl_settings(s), ()) for n, s in settings.items())
+    return ncclsetup.causes(setup, facts, nodes, inventory.expect.model_copy(update=expect))
 
 
 def _info(host: str, *lines: str) -> str:
@@ -353,9 +353,9 @@ def test_causes_the_inventorys_own_settings_are_not_leftovers():
     assert _causes(text, {"spark-1": env}, nccl_ib_hca="rocep1s0f1,roceP2p1s0f1", nccl_ib_gid_index=3) == []
     assert _causes(text, {"spark-1": env}, nccl_ib_gid_index=5) == [
         "spark-1: the login's environment sets NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1 (the inventory sets no such "
-        "thing): every NCCL job on the node gets it",
-        "spark-1: the login's environment sets NCCL_IB_GID_INDEX=3 (the inventory's is 5): every NCCL job on the "
-        "node gets it"]
+        "thing): every NCCL job started from the login gets it",
+        "spark-1: the login's environment sets NCCL_IB_GID_INDEX=3 (the inventory's is 5): every NCCL job started "
+        "from the login gets it"]
 
 
 def test_causes_sockets_and_a_silent_node():
@@ -365,3 +365,12 @@ def test_causes_sockets_and_a_silent_node():
         "spark-1: NCCL used no RoCE device (NCCL_IB_HCA unset, network Socket): its data went over TCP sockets "
         "(~3 GB/s)",
         "spark-2: no NCCL debug line from its rank (NCCL's set-up there is unknown)"]
+
+
+def test_slow_causes_name_a_cx7_interface_under_the_jumbo_mtu():
+    facts = (ncclsetup.NodeNccl("spark-1", NcclSettings((), None, None), (("enp1s0f1np1", 9000), ("enP2p1s0f1np1", None))),
+             ncclsetup.NodeNccl("spark-2", NcclSettings((), None, None), (("enp1s0f1np1", 1500),)))
+    assert ncclsetup.slow_causes(facts) == [
+        "CX7 interfaces under MTU 9000: spark-2 enp1s0f1np1 1500 (NVIDIA's Spark guides set 9000; the interfaces come "
+        "up at 1500)"]
+    assert ncclsetup.slow_causes(facts[:1]) == []

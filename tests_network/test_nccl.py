@@ -12,8 +12,7 @@ from rackproof.measurements.nccl import CX7_NCCL, CX7_NCCL_SETTINGS
 
 pytestmark = pytest.mark.capability(MULTI_NODE)
 
-SLOW = ("NCCL fell back to sockets (NCCL_DEBUG=INFO shows NET/Socket instead of NET/IB), MTU 1500 instead of 9000 "
-        "on the CX7 interfaces, or a CX7 link is down")
+SLOW = "NCCL fell back to sockets (NCCL_DEBUG=INFO shows NET/Socket instead of NET/IB), or a CX7 link is down"
 
 
 @pytest.mark.step(4)   # mpirun starts the ranks over SSH
@@ -31,8 +30,10 @@ def test_nccl_across_the_nodes(cx7_cluster, inventory, measure, planned):
                       "returned wrong data")
     # recorded only once the run is known sane: a broken run's figure never reaches the charts
     m = measure("nccl.busbw", f"{inventory.expect.nccl_test} over {iface}", result.avg_busbw_gbs, "GB/s")
-    causes = ncclsetup.causes(result.setup, planned(CX7_NCCL_SETTINGS), nodes, inventory.expect)
-    judge(m, inventory.expect.nccl_test, "; ".join(causes) or SLOW, seen=bool(causes))
+    facts = planned(CX7_NCCL_SETTINGS)
+    causes = ncclsetup.causes(result.setup, facts, nodes, inventory.expect)
+    slow = causes + ncclsetup.slow_causes(facts)
+    judge(m, inventory.expect.nccl_test, "; ".join(slow) or SLOW, seen=bool(slow))
     if causes:
         raise Failure(inventory.expect.nccl_test, "NCCL's set-up", "a release build over both PCIe functions of "
                       "each cabled port, no NCCL setting beyond the inventory's", "; ".join(causes), seen=True)

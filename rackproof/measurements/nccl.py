@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rackproof import ncclsetup, plan, schedule
 from rackproof.plan import Phase
-from rackproof.probes.nccl import NCCL_SETTINGS, NCCL_TEST
+from rackproof.probes.nccl import NCCL_TEST
 
 
 def _nccl(nodes, ctx: plan.Context):
@@ -24,6 +24,6 @@ def _nccl(nodes, ctx: plan.Context):
 # after the RoCE rounds: the collective loads every CX7 link at once
 CX7_NCCL = plan.each("cx7.nccl", Phase.LOAD, "cx7_cluster", _nccl)
 
-# what the login's environment, ~/.nccl.conf and /etc/nccl.conf of each CX7 node set: (node, settings)
+# what each CX7 node adds: its login's environment, ~/.nccl.conf, /etc/nccl.conf, its CX7 MTUs
 CX7_NCCL_SETTINGS = plan.each("cx7.nccl_settings", Phase.FACTS, "cx7_cluster",
-                              lambda nodes, ctx: tuple((host.name, host.read(NCCL_SETTINGS)) for host in nodes))
+                              lambda nodes, ctx: tuple(ncclsetup.read_node(host) for host in nodes))
