@@ -30,6 +30,7 @@ from .references import (BOND_FLOOR, FEC_PER_GB, FIRST_TOKEN, FIRST_TOKEN_WAIT_F
                          LANE_FLOOR, LANE_RATE, MAX_GBPS, NCCL_FLOOR, ONE_STREAM_LANES, RDMA_LATENCY, REMOTE_RATIO,
                          ROCE_FLOOR, Setting)
 from .references import ROCE_LINK_FLOOR   # issue 43: per CX7 link
+from .references import KERNEL_LOG_WINDOW   # issue 43: the kernel's own reports
 from .safetext import one_line
 from .userinput import read_regular_file
 
@@ -208,6 +209,14 @@ def _host_port(v: str) -> str:
     return v
 
 
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise ValueError(f"not a regular expression ({e})") from None
+    return pattern
+
+
 def _str(check):
     return Annotated[str, AfterValidator(check)]
 
@@ -222,6 +231,8 @@ ProcessName = _str(_text("a program name (letters, digits, '_', '.', '+', '-'; n
                          r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"))
 ClusterName = _str(_cluster_name)
 Label = _str(_text("a label of printable characters", 64, spaces=True))
+KernelLinePattern = Annotated[str, AfterValidator(_text("a regular expression of printable characters", 200,
+                                                      spaces=True)), AfterValidator(_compiles)]
 ModelName = _str(_text("a model name without spaces or '='", 128, forbid="="))
 SshTarget = _str(_text("an ssh destination without spaces (a host, user@host, host:port or a Host of your "
                        "ssh config)", 255))
@@ -326,6 +337,12 @@ class Expect(Model):
         "node that follows its local reference (`chronyc tracking`: Reference ID 7F7F0101, as chrony does when its "
         "servers are unreachable) is not synchronised to a time server and fails the clock check")
     remote_tokens_ratio_floor: float = _bound(REMOTE_RATIO)
+    # the kernel's own reports (issue 43)
+    kernel_log_window_hours: float = _bound(KERNEL_LOG_WINDOW)
+    kernel_log_allow: list[KernelLinePattern] | None = _about(
+        None, "kernel log lines known to be harmless on this cluster: regular expressions (Python's); a line whose "
+        "message one of them matches (re.search) is not reported by the kernel log check, e.g. "
+        "`['pcieport 0000:00:01.0: AER: Corrected']`", none="none (every reported line fails)")
     all_pairs_max_nodes: Annotated[int, Field(ge=2, le=MAX_NODES)] = _about(
         6, "above this many nodes, throughput is measured in one round (each node to the next: every node sends "
         "once and receives once) instead of every ordered pair in n-1 rounds")

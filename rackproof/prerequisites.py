@@ -26,6 +26,7 @@ from .probes.bonding import BONDING
 from .probes.files import CONFIG_PATHS
 from .probes.ip import LINK_SET
 from .probes.jetson import JETSON_CLOCKS
+from .probes.kernellog import JOURNALCTL_ARGS, KERNEL_LOG
 from .probes.netplan import NAMING_INTERFACES
 from .probes.sockets import LISTENING_PROCESSES
 from .probes.sudo import SUDO_RULES
@@ -151,6 +152,8 @@ def root_commands(cluster: ClusterAtStep, node: Node, disruptive: bool) -> list[
     # the patterns name interfaces a check finds at run time (a CX7 port's Down twin): no fixed
     # list exists; grep -q prints nothing, and the files are netplan's only
     found.append(_optional(NAMING_INTERFACES.name, "grep", "-q", "-E", Glob("*"), "--", Glob("/etc/netplan/*.yaml")))
+    # the kernel log (issue 43): the login reads the journal in adm or systemd-journal; else this
+    found.append(_optional(KERNEL_LOG.name, "journalctl", *JOURNALCTL_ARGS))
     return found
 
 

@@ -74,8 +74,14 @@ FEC_PER_GB = Setting("fec_corrected_per_gb", 1000.0, "corrected FEC blocks a lan
                      "whatever this says", "blocks/GB", le=1e9)
 FIRST_TOKEN = Setting("first_token_seconds", 5.0, "the time-to-first-token bound: a first token after it fails its "
                       "check as a figure (\"first token after 20.1 s (bound 5 s)\")", "s", le=120)
+# --- the kernel's own reports (issue 43): how far back from the end of the run each node's kernel
+# log is judged; a day covers a run and the night's burn-in before it
+KERNEL_LOG_WINDOW = Setting("kernel_log_window_hours", 24.0, "how far back from the end of the run each node's "
+                            "kernel log is judged: the run, and this many hours before it (Xid, PCIe AER, mlx5/mgbe "
+                            "errors, cluster link flaps, an unclean previous shutdown)", "h", le=24 * 366)
 SETTINGS = (LANE_RATE, LANE_FLOOR, BOND_FLOOR, ONE_STREAM_LANES, ROCE_FLOOR, RDMA_LATENCY, NCCL_FLOOR, REMOTE_RATIO,
             FEC_PER_GB, FIRST_TOKEN, ROCE_LINK_FLOOR)
+SETTINGS += (KERNEL_LOG_WINDOW,)   # issue 43
 
 # (from, to) -> factor: the only unit conversions the suite makes
 _FACTORS = {("bit/s", "Gbit/s"): 1e-9, ("Gbit/s", "bit/s"): 1e9, ("s", "ms"): 1e3, ("ms", "s"): 1e-3}

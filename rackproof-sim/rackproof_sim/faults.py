@@ -1312,6 +1312,53 @@ def _u_cx7_mtu_1500(rack, spec, node, target, undo):
             _cx7_mtu(rack, other, functions, 1500)
 
 
+# --- the kernel's own reports (issue 43): lines planted in the node's journal (standins/kernellog),
+# in the drivers' words (selftests/samples: Xid, AER, mlx5 and phylib link lines); nothing else changes
+
+def _kernel_lines(rack, node, *texts) -> dict:
+    """The texts as the node's kernel lines, now; the undo of _u_model."""
+    now = time.time()
+    before = _model_edit(rack, node, lambda m: m.setdefault("kernel_log", []).extend(
+        {"at": now + k * 0.001, "source": "kernel", "text": text} for k, text in enumerate(texts)))
+    return {"kernel_log": before.get("kernel_log", [])}
+
+
+def _p_kernel_xid(rack, spec, node, args):
+    """Xid 79 from the node's GPU, as NVIDIA's driver prints it (its bus id from nvidia-smi's)."""
+    domain, bus = rack.state.load_model(node)["gpu"]["bus_id"].split(":")[:2]
+    where = f"PCI:{int(domain, 16):04x}:{bus.lower()}:00"
+    line = f"NVRM: Xid ({where}): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+    return "gpu", _kernel_lines(rack, node, line), f"{node}'s kernel: {line}"
+
+
+def _p_kernel_aer_fatal(rack, spec, node, args):
+    """A fatal PCIe AER error from the device behind the node's first root port (a Spark's CX7, a
+    Thor's NVMe), in a 6.x kernel's words."""
+    port, device, driver = (("0000:00:00.0", "0000:01:00.0", "mlx5_core") if spec.platform == "spark"
+                            else ("0001:00:00.0", "0001:01:00.0", "nvme"))
+    lines = (f"pcieport {port}: AER: Uncorrectable (Fatal) error message received from {device}",
+             f"{driver} {device}: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Transaction Layer, (Receiver ID)")
+    return device, _kernel_lines(rack, node, *lines), f"{node}'s kernel: {lines[0]}"
+
+
+def _p_kernel_link_flap(rack, spec, node, args):
+    """A cluster link down and up again in the kernel's words (a Thor lane: nvethernet's phylib
+    lines; a Spark CX7 interface: mlx5's); the link itself stays up."""
+    if spec.platform == "thor":
+        iface = _lane(spec, args)
+        lines = (f"nvethernet a808a10000.ethernet {iface}: Link is Down",
+                 f"nvethernet a808a10000.ethernet {iface}: Link is Up - 25Gbps/Full - flow control off")
+    else:
+        names = [c.name for c in spec.cx7 if c.link]
+        iface = args[0] if args else names[0]
+        if iface not in names:
+            raise SimError(f"{node} has no cabled CX7 interface {iface} (choose from {', '.join(names)})")
+        from .standins.kernellog import pci_address
+        device = pci_address(iface)
+        lines = (f"mlx5_core {device} {iface}: Link down", f"mlx5_core {device} {iface}: Link up")
+    return iface, _kernel_lines(rack, node, *lines), f"{node}'s kernel: {lines[0]}"
+
+
 # kind -> (plant, undo)
 _PLANT_AND_UNDO = {
     "plugs-swapped": (_p_plugs_swapped, _u_moved_plugs), "plug-in-port": (_p_plug_in_port, _u_moved_plugs),
@@ -1396,6 +1443,9 @@ _PLANT_AND_UNDO = {
                                            "{node}'s {functions}: an IPv6 address came up before the IPv4 one, so "
                                            "the IPv4 RoCE v2 GID is at index 5, the other nodes' at 3"), _u_model),
     "cx7-mtu-1500": (_p_cx7_mtu_1500, _u_cx7_mtu_1500),
+    # the kernel's own reports (issue 43): a line in the node's journal, nothing else
+    "kernel-xid": (_p_kernel_xid, _u_model), "kernel-aer-fatal": (_p_kernel_aer_fatal, _u_model),
+    "kernel-link-flap": (_p_kernel_link_flap, _u_model),
 }
 FAULT_KINDS = tuple(_PLANT_AND_UNDO)
 # the rack's own life, not a fault of the hardware: a healthy rack with one of these is never

@@ -13,6 +13,7 @@ selected checks name (rackproof.checks.entries_named), in ALL's order.
     logins    SSH: the mesh between nodes, over CX7, and the login methods sshd offers
     launcher  sparkrun on the head: its version, the cluster's definition, image and setup check
     engines   the engines and the agent: listeners, answers, streams, keys, comparisons
+    kernel    the kernel's own reports on every node, read once after the load
     diagnosis the causes a failed measurement asks for, after the others: packets of the MTU per
               bond member, the members' link, munge on the controller, an engine's health, names
 """
@@ -28,3 +29,6 @@ from . import configuration, cx7, cx7hardware, diagnosis, engines, holders, jobs
 ALL: list[Entry] = list(dict.fromkeys(value for module in (nodes, configuration, holders, jobs, lanes, cx7hardware, cx7,
                                                      nccl, logins, launcher, engines, diagnosis)
                                       for value in vars(module).values() if isinstance(value, Entry)))
+# the kernel's own reports (issue 43): after the load, so that what the load brought counts
+from . import kernel  # noqa: E402
+ALL += [value for value in vars(kernel).values() if isinstance(value, Entry)]

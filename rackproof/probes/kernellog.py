@@ -93,8 +93,8 @@ def parse_kernel_log(text: str) -> KernelLog:
 
 
 KERNEL_LOG = Probe(
-    "kernel log", "the kernel's own lines and journald's, newest first-bounded (Xid, AER, mlx5, mgbe, links, "
-    "unclean shutdowns)",
+    "kernel log", f"the newest {MAX_LINES} of the kernel's lines and journald's, with the node's clock (Xid, AER, "
+    "mlx5, mgbe, link flaps, unclean shutdowns)",
     f"date +%s; if id -nG | grep -qwE 'adm|systemd-journal'; then journalctl {_ARGS}; "
     f"else sudo -n journalctl {_ARGS}; fi",
     parse_kernel_log, timeout=60,

@@ -45,6 +45,11 @@ THOR_TOOLS = ["ethtool", "nvidia-smi", "nvpmodel", "jetson_clocks", "dpkg-query"
 SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "ib_write_lat", "nvidia-smi", "dpkg-query", "mpirun",
                "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk", "uname", "grep"]
 
+# the kernel's journal (issue 43): a node's own, never the host's (the namespaces share its kernel)
+TOOLS["journalctl"] = "kernellog"
+THOR_TOOLS.append("journalctl")
+SPARK_TOOLS.append("journalctl")
+
 
 def model() -> dict:
     path = os.environ.get("RACKPROOF_SIM_MODEL")
