@@ -9,7 +9,8 @@ selected checks name (rackproof.checks.entries_named), in ALL's order.
     lanes     the bonded lanes: link, cabling, FEC, bond state, throughput, counters under load
     cx7       the CX7 ports: link, RDMA, addresses, cabling, pings, RoCE, latency, netplan, backups
     cx7hardware  the hardware behind each CX7 link: PCIe link, firmware, GID index, MTU (issue 43)
-    nccl      the NCCL collective over every CX7 node, after the RoCE rounds
+    nccl      the NCCL collective over every CX7 node, after the RoCE rounds, with NCCL's own set-up
+              lines; what each CX7 node adds to it (NCCL_* settings, CX7 MTUs) as facts
     logins    SSH: the mesh between nodes, over CX7, and the login methods sshd offers
     launcher  sparkrun on the head: its version, the cluster's definition, image and setup check
     engines   the engines and the agent: listeners, answers, streams, keys, comparisons
