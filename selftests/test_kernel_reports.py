@@ -114,3 +114,19 @@ def test_the_probe_reads_through_sudo_only_where_the_login_cannot_read_the_journ
     from rackproof.probes.kernellog import KERNEL_LOG
     assert KERNEL_LOG.root == "where the login cannot read"
     assert parse_kernel_log(render_journal(NOW, "thor-1", [])).lines == ()
+
+
+def test_rackproof_sudoers_writes_one_exact_line_for_a_login_outside_the_journal_s_groups():
+    from pathlib import Path
+
+    from rackproof.inventory import FINISHED, ClusterAtStep, load_inventory
+    from rackproof.prerequisites import root_commands, sudoers_line
+    from rackproof.sudoers import visudo_problem
+    inventory = load_inventory(Path(__file__).parents[1] / "examples" / "spark2.toml")
+    cluster = ClusterAtStep(inventory, FINISHED)
+    (root,) = [r for r in root_commands(cluster, inventory.nodes[0], False) if r.probe == "kernel log"]
+    line = sudoers_line("nvidia", root, "/usr/bin/journalctl")
+    assert not root.required and line == (
+        r"nvidia ALL=(root) NOPASSWD: /usr/bin/journalctl --no-pager --output\=short-iso --lines\=20000 "
+        r"_TRANSPORT\=kernel + SYSLOG_IDENTIFIER\=systemd-journald")
+    assert visudo_problem(line + "\n") is None
