@@ -57,6 +57,10 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   sudo-rule-removed [TEXT]      the operator's sudoers file loses its rules containing TEXT (default ss -Hltnup)
   marginal-cable [LANE]         FEC-corrected, uncorrectable and CRC errors grow with traffic; link stays fast
   mtu-lowered [MTU]             the node's cluster interface at MTU (default 1400), the others at 1500
+  the kernel's own reports (a line in the node's journal; nothing else changes):
+  kernel-xid                    Xid 79 (GPU has fallen off the bus) from the node's GPU
+  kernel-aer-fatal              a fatal PCIe AER error (a Spark's CX7, a Thor's NVMe)
+  kernel-link-flap [IFACE]      a cluster link down and up again (default the first lane or cabled CX7 interface)
   changes a snapshot must see:
   address-moved [IFACE]         the cluster address moved onto another interface of the node
   netplan-mode [FILE]           a netplan file made readable by everyone
