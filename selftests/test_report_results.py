@@ -79,6 +79,8 @@ def test_the_same_faults_reject_or_limit_as_the_capabilities_say(pytester):
         "test_passwordless_ssh", "test_same_login_on_every_node", "test_passwordless_ssh_over_cx7",   # step 4
         "test_gpus_seen_by_the_driver", "test_same_power_mode", "test_clocks_locked",   # step 5
         "test_cx7_cable_joins_the_planned_ports",   # a Spark's
+        "test_cx7_pcie_link_at_full_speed_and_width", "test_cx7_firmware_the_same_at_both_ends",   # a Spark's CX7
+        "test_cx7_mtu_the_same_at_both_ends", "test_roce_v2_gid_index_the_same_at_both_ends",
         "test_reservations_do_not_overlap", "test_holders_have_logins", "test_only_the_holder_runs_during_a_window",
         "test_every_job_has_a_time_limit", "test_slice_holders_have_no_sudo", "test_homes_are_private"}   # step 9
     # a blocking SSH failure
@@ -195,7 +197,10 @@ def test_measurements_facts_and_outcomes_reach_the_report(pytester):
         {"check": "test_cx7_cable_joins_the_planned_ports", "count": 1, "reasons": ["applies to spark clusters only"]},
         {"check": "test_passwordless_ssh_over_cx7", "count": 1, "reasons": ["applies to spark clusters only"]},
         {"check": "test_synthetic_pull_a_bond_lane", "count": 5,
-         "reasons": ["disturbs the cluster; run with --allow-disruptive"]}]
+         "reasons": ["disturbs the cluster; run with --allow-disruptive"]}] + [
+        {"check": check, "count": 1, "reasons": ["nothing in the inventory it applies to at this step"]}   # no CX7
+        for check in ("test_cx7_pcie_link_at_full_speed_and_width", "test_cx7_firmware_the_same_at_both_ends",
+                      "test_cx7_mtu_the_same_at_both_ends", "test_roce_v2_gid_index_the_same_at_both_ends")]
 
 
 def test_a_baseline_that_is_a_fifo_is_refused_at_once(tmp_path):
