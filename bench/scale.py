@@ -107,8 +107,10 @@ def timed(rack: Rack, argv: list[str], **kw) -> tuple[float, subprocess.Complete
 def pytest_run(rack: Rack, folder: Path, *args: str) -> tuple[float, dict]:
     """The suite (or a file of checks) against the rack: wall time and results.json."""
     folder.mkdir(parents=True)
+    # the run's history goes beside its report: by default it is reports/history.sqlite of the checkout
     wall, proc = timed(rack, [sys.executable, "-m", "pytest", "-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO),
-                              "-q", f"--inventory={rack.inventory}", f"--html={folder / 'report.html'}", *args],
+                              "-q", f"--inventory={rack.inventory}", f"--html={folder / 'report.html'}",
+                              f"--history={folder / 'history.sqlite'}", *args],
                        cwd=REPO)
     results = folder / "results.json"
     if not results.exists():

@@ -71,7 +71,7 @@ class Host:
         """The node's survey (rackproof.prerequisites), taken once: with every node's at once when
         the run checks this node (Surveys), its evidence then going to the first check that needs it."""
         if self.surveys is not None and self.name in self.surveys.names:
-            for ev in self.surveys.evidence_of(self.name, self.remote.log):
+            for ev in self.surveys.evidence_of(self.name):
                 self.remote.log.add(ev)
         else:
             self.take_survey()
@@ -285,22 +285,39 @@ READS_AT_ONCE = Probe("reads at once", "several commands that only read (pings) 
 
 
 class Surveys:
-    """The surveys of the nodes a run checks, all taken at once the first time one is needed:
-    each is a round trip and a connect, and one after the other they added up with the nodes.
-    Each node's survey evidence goes to the first check that needs that node's survey."""
+    """The surveys of the nodes a run checks, all taken at once: when one is first needed, or
+    from `begin` on, in the background while the run starts (pytest collects). Each is a round
+    trip and a connect, and one after the other they added up with the nodes. Each node's survey
+    evidence goes to the first check that needs that node's survey."""
 
-    def __init__(self, hosts: dict[str, Host], names: list[str], fanout: int):
-        self.hosts, self.names, self.fanout = hosts, names, fanout
-        self._lock = threading.Lock()
+    def __init__(self, hosts: dict[str, Host], names: list[str], fanout: int, log: EvidenceLog):
+        self.hosts, self.names, self.fanout, self.log = hosts, names, fanout, log
+        self._lock = threading.RLock()
         self._evidence: dict[str, list[Evidence]] | None = None
 
-    def evidence_of(self, name: str, log: EvidenceLog) -> list[Evidence]:
-        """The node's survey evidence (once; later calls get none), every survey taken first."""
+    def begin(self) -> None:
+        """Every survey taken from now on, in a thread of its own; a check that needs one waits for them."""
+        threading.Thread(target=self._all, name="surveys", daemon=True).start()
+
+    def _all(self) -> dict[str, list[Evidence]]:
+        """node -> its survey evidence not handed out yet, every survey taken the first time."""
         with self._lock:
             if self._evidence is None:
-                parts = at_once(self.names, lambda node: self.hosts[node].take_survey(), log, self.fanout)
+                parts = at_once(self.names, lambda node: self.hosts[node].take_survey(), self.log, self.fanout)
                 self._evidence = {node: part.evidence for node, part in parts.items()}
-            return self._evidence.pop(name, [])
+            return self._evidence
+
+    def evidence_of(self, name: str) -> list[Evidence]:
+        """The node's survey evidence (once; later calls get none), every survey taken first."""
+        with self._lock:
+            return self._all().pop(name, [])
+
+
+def begin_surveys(hosts: dict[str, Host]) -> None:
+    """The surveys of the hosts connect() made (one Surveys serves them all), begun in the background."""
+    first = next(iter(hosts.values()), None)
+    if first is not None and first.surveys is not None:
+        first.surveys.begin()
 
 
 def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None = None,
@@ -311,7 +328,7 @@ def connect(inventory: Inventory, log: EvidenceLog, *, replay: Recording | None 
     ssh = inventory.ssh
     servers = servers or OwnServers()
     hosts: dict[str, Host] = {}
-    surveys = Surveys(hosts, [node.name for node in inventory.at(step).nodes], ssh.fanout)
+    surveys = Surveys(hosts, [node.name for node in inventory.at(step).nodes], ssh.fanout, log)
     for node in inventory.nodes:
         if replay is not None:
             transport = ReplayTransport(node.name, replay)

@@ -3,8 +3,9 @@ first time, and each later check that uses it shows that first answer as its evi
 
 import threading
 
-from rackproof.host import Host
-from rackproof.inventory import load_inventory
+from rackproof.host import Host, Surveys, begin_surveys
+from rackproof.inventory import FINISHED, ClusterAtStep, load_inventory
+from rackproof.prerequisites import NodePrerequisites
 from rackproof.probes.accounts import PASSWD
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.jetson import DPKG_VERSIONS
@@ -12,6 +13,7 @@ from rackproof.probes.system import HOSTNAME
 from rackproof.remote import EvidenceLog, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
+from selftests.test_prerequisites import healthy
 
 ETHTOOL_UP = "Settings for mgbe0_0:\n\tSpeed: 25000Mb/s\n\tDuplex: Full\n\tLink detected: yes\n"
 
@@ -87,3 +89,48 @@ def test_a_state_that_checks_change_is_asked_every_time():
     for _ in range(2):
         assert host.read(ETHTOOL, interface="mgbe0_0").link_detected
     assert len(asked) == 2
+
+
+def test_surveys_begun_while_the_run_starts_are_taken_once_and_shown_by_each_nodes_first_check():
+    """The plugin begins every node's survey while pytest collects (host.begin_surveys): a check
+    that needs a survey meanwhile waits for them, and each node's survey is asked once, its
+    evidence shown by that node's first check only."""
+    inventory = load_inventory(EXAMPLES / "thor5.toml")
+    log, asked, surveying = EvidenceLog(), [], threading.Event()
+    release = threading.Event()
+
+    def node_answers(name):
+        def answer(command):
+            asked.append((name, command))
+            if "groups $(id -nG)" in command:   # the survey
+                surveying.set()
+                assert release.wait(5), "the check did not wait for the surveys"
+                return Result(command, 0, healthy(), "", 0.01)
+            return Result(command, 0, f"{name}\n", "", 0.01)
+        return answer
+    hosts = {}
+    surveys = Surveys(hosts, ["thor-1", "thor-2"], 8, log)
+    for name in ("thor-1", "thor-2"):
+        node = inventory.node(name)
+        hosts[name] = Host(node, Remote(name, Scripted(node_answers(name)), log),
+                           prerequisites=NodePrerequisites(ClusterAtStep(inventory, FINISHED), node), surveys=surveys)
+    begin_surveys(hosts)
+    assert surveying.wait(5)
+    seen = {}
+    check = threading.Thread(target=lambda: seen.update({"thor-2": _read_hostname(hosts["thor-2"], log)}))
+    check.start()    # thor-2's first check, while the surveys are under way
+    release.set()
+    check.join(5)
+    seen["thor-1"] = _read_hostname(hosts["thor-1"], log)
+    seen["again"] = _read_hostname(hosts["thor-2"], log)
+    assert [(e.node, e.probe) for e in seen["thor-2"]] == [("thor-2", "survey"), ("thor-2", "hostname")]
+    assert [(e.node, e.probe) for e in seen["thor-1"]] == [("thor-1", "survey"), ("thor-1", "hostname")]
+    assert [e.probe for e in seen["again"]] == ["hostname"]
+    assert sorted(name for name, command in asked if "groups $(id -nG)" in command) == ["thor-1", "thor-2"]
+
+
+def _read_hostname(host: Host, log: EvidenceLog) -> list:
+    """A check's evidence of reading the node's hostname (once facts recalled show again)."""
+    with log.captured() as evidence:
+        assert host.read(HOSTNAME) == host.name
+    return evidence

@@ -16,12 +16,16 @@ fixtures/, which conftest.py loads.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from . import evidence, options, ownfaults, params, planning, recording
 from . import report as reporting
 # every test's own evidence: an autouse fixture, found on this module
 from .evidence import _collect_evidence  # noqa: F401
+from .options import INVENTORY, RECORDING
+from rackproof.host import begin_surveys
 
 
 # the configs of the runs under way in this process, the innermost last (a pytest run inside a
@@ -81,6 +85,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     params.parametrize(metafunc)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    # the nodes' surveys (a connect and a round trip each, the first thing every node is asked)
+    # are taken while pytest collects, or while xdist's workers start: the plan finds them done
+    config = session.config
+    if INVENTORY in config.stash and config.stash[RECORDING] is None and not hasattr(config, "workerinput") \
+            and not config.option.collectonly:
+        begin_surveys(planning.hosts(config))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     options.keep_in_scope(config, items)
     params.drop_empty(config, items)
@@ -91,6 +105,10 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    if INVENTORY in session.config.stash:
+        # what the imports and the collection made lives as long as the suite's run: the garbage
+        # collector's full passes (pytest ends with two) no longer walk it
+        gc.freeze()
     reporting.share_collection(session)
     if run := reporting.running(session.config):
         run.collected([item.nodeid for item in session.items])
