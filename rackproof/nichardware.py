@@ -19,7 +19,6 @@ from .probes.rdmasysfs import RDMA_SYSFS, RdmaDevice
 class Cx7Hardware:
     node: str
     interface: str          # "enp1s0f1np1"
-    address: str            # its IPv4 address in the inventory
     driver: DriverInfo
     rdma: RdmaDevice
     mtu: int | None         # None: the interface does not exist
@@ -30,14 +29,14 @@ class Cx7Hardware:
 
     @property
     def gid_index(self) -> int | None:
-        """The index of the RoCE v2 GID of the interface's address; None when its table has none."""
-        return self.rdma.roce_v2_index(self.address)
+        """The index of the interface's RoCE v2 GID of an IPv4 address; None when its table has none."""
+        return self.rdma.roce_v2_index(self.interface)
 
 
 def read(host: Host, spec: Cx7Interface) -> Cx7Hardware:
     """One CX7 function's facts, each probe read once a run (the entries that share them recall it)."""
     found = host.interfaces().get(spec.name)
-    return Cx7Hardware(host.name, spec.name, spec.ip,
+    return Cx7Hardware(host.name, spec.name,
                        host.read(DRIVER_INFO, interface=spec.name), host.read(RDMA_SYSFS, device=spec.rdma_device),
                        found.mtu if found else None)
 

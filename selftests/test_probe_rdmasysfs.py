@@ -30,13 +30,13 @@ def test_a_dgx_spark_function_at_gen5_x4_with_its_ipv4_roce_v2_gid_at_index_3():
     found = parse_rdma_sysfs(_grep("rocep1s0f0", table=sample("show_gids_dgx_spark_excerpt.txt")), "rocep1s0f0")
     assert found.pcie == PcieLink("32.0 GT/s PCIe", 4, "32.0 GT/s PCIe", 4) and found.pcie.full
     assert [(g.index, g.type, g.netdev) for g in found.gids] == [(1, "RoCE v2", "enp1s0f0np0"), (3, "RoCE v2", "enp1s0f0np0")]
-    assert found.roce_v2_index("192.168.100.10") == 3
-    assert found.roce_v2_index("192.168.100.11") is None
+    assert found.roce_v2_index("enp1s0f0np0") == 3 and found.gids[-1].ipv4 == "192.168.100.10"
+    assert found.roce_v2_index("enp1s0f1np1") is None
 
 
 def test_two_ipv6_addresses_first_put_the_ipv4_roce_v2_gid_at_index_5():
     found = parse_rdma_sysfs(_grep("mlx5_0", table=sample("show_gids_cx6_ipv4_at_index_5_ibm_nsdperf.txt")), "mlx5_0")
-    assert found.roce_v2_index("172.19.0.60") == 5     # its v1 twin at 4 is not RoCE v2
+    assert found.roce_v2_index("ens1f0") == 5     # its v1 twin at 4 is not RoCE v2, 1 and 3 are IPv6
     assert [g.ipv4 for g in found.gids].count("172.19.0.60") == 2
 
 
@@ -86,4 +86,4 @@ def test_the_simulated_files_read_back_as_the_real_dgx_spark_table():
     found = parse_rdma_sysfs(text, "rocep1s0f0")
     real = parse_rdma_sysfs(_grep("rocep1s0f0", table=sample("show_gids_dgx_spark_excerpt.txt")), "rocep1s0f0")
     assert {g.index: g.gid for g in found.gids if g.type == "RoCE v2"} == {g.index: g.gid for g in real.gids}
-    assert found.pcie == real.pcie and found.roce_v2_index("192.168.100.10") == 3
+    assert found.pcie == real.pcie and found.roce_v2_index("enp1s0f0np0") == 3

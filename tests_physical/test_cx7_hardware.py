@@ -1,6 +1,6 @@
 """The hardware behind each CX7 link of a DGX Spark: each PCIe function trained at its full speed
-and width (Gen5 x4), the same NIC firmware and MTU at both ends of each link, and a RoCE v2 GID
-for each end's address at the same index. (NVIDIA's dgx-spark-playbooks check-connectx-bandwidth;
+and width (Gen5 x4), the same NIC firmware and MTU at both ends of each link, and each end's RoCE v2
+GID of an IPv4 address at the same index. (NVIDIA's dgx-spark-playbooks check-connectx-bandwidth;
 operators' reports of GID indexes that differ between two Sparks.)"""
 
 import pytest
@@ -49,7 +49,7 @@ def test_roce_v2_gid_index_the_same_at_both_ends(cx7_pair, inventory, planned, f
     ends = [e for link in links for e in link]
     for end in ends:
         facts(end.node, f"RoCE v2 GID index {end.rdma.device}", end.gid_index)
-    if missing := [f"{e.where} has no RoCE v2 GID for {e.address}" for e in ends if e.gid_index is None]:
+    if missing := [f"{e.where} has no RoCE v2 GID of an IPv4 address" for e in ends if e.gid_index is None]:
         raise Failure(cx7_pair.where, "; ".join(missing), cause="the interface does not hold its address "
                       "(test_cx7_address), and the kernel makes a GID only for an address an interface holds")
     odd = differing(links, lambda end: end.gid_index) \

@@ -68,10 +68,12 @@ class RdmaDevice:
     pcie: PcieLink
     gids: tuple[Gid, ...]   # the table's filled entries, by index
 
-    def roce_v2_index(self, ipv4: str) -> int | None:
-        """The index of the RoCE v2 GID of this IPv4 address: the one perftest's -x and
-        NCCL_IB_GID_INDEX must name; None when the table has none."""
-        return next((g.index for g in self.gids if g.type == ROCE_V2 and g.ipv4 == ipv4), None)
+    def roce_v2_index(self, netdev: str) -> int | None:
+        """The index of the interface's first RoCE v2 GID of an IPv4 address (IPv4-mapped): the entry
+        NCCL picks for RoCE v2 over IPv4 and perftest's -x and NCCL_IB_GID_INDEX must name; None
+        when the table has none. Read from the table alone (an anonymised recording masks the
+        interface's address, not the GID that maps it)."""
+        return next((g.index for g in self.gids if g.type == ROCE_V2 and g.ipv4 and g.netdev == netdev), None)
 
 
 def parse_rdma_sysfs(text: str, device: str) -> RdmaDevice:
