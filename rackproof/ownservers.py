@@ -36,6 +36,7 @@ class OwnServers:
         self.directory = directory
         self._here: set[tuple[str, int, int]] = set()
         self._ready: dict[tuple[str, object], list[Ready]] = {}
+        self._starting: set[tuple[str, int]] = set()
         self._lock = threading.Lock()
 
     def started(self, node: str, port: int, pid: int) -> None:
@@ -66,6 +67,21 @@ class OwnServers:
             if len(parts) == 3 and parts[0] == node and parts[1].isdigit() and parts[2].isdigit():
                 found.add((int(parts[1]), int(parts[2])))
         return frozenset(found)
+
+    def reserve(self, node: str, ports: list[int]) -> int | None:
+        """The first of `ports` that no server of the run holds or is starting on `node` (in this
+        process), kept for the start about to be tried there until `release`; None if none is."""
+        with self._lock:
+            busy = {port for port, _ in self.on(node)} | {port for name, port in self._starting if name == node}
+            port = next((port for port in ports if port not in busy), None)
+            if port is not None:
+                self._starting.add((node, port))
+            return port
+
+    def release(self, node: str, port: int) -> None:
+        """The start tried on `port` ended (its server noted as started, or it failed)."""
+        with self._lock:
+            self._starting.discard((node, port))
 
     def readied(self, node: str, what: object, server: Ready) -> None:
         """A server started ahead on `node`, for a measurement that asks for `what`."""

@@ -22,7 +22,7 @@ from . import bondhash
 from .failure import NotVerified
 from .host import Host, ProbeFailed
 from .ownservers import Ready
-from .remote import Evidence
+from .remote import Evidence, Result
 from .safetext import one_line
 from .probe import Command, Probe
 from .probes import ParseError
@@ -113,24 +113,34 @@ def _started(host: Host, command_for_port, lifetime: float, tries: int,
     """(port, pid to stop it by, pid that listens) of a server started on the first free port
     of `ports` (else of `tries` random ones), noted as the run's."""
     last: ProbeFailed | None = None
-    # never a port of the run's own servers on the node: iperf3 -s closes its listening socket
-    # once its test's streams are in, so a port mid-test looks free, and a server started there
-    # (the next round's, ahead) took the test's late stream and ended, refusing its own client
-    own = {port for port, _ in host.servers.on(host.name)}
-    for port in [p for p in ports or () if p not in own] or random.sample(sorted(set(PORTS) - own), tries):
+    # never a port of the run's own servers on the node, nor one another of its starts is trying
+    # (OwnServers.reserve): iperf3 -s closes its listening socket once its test's streams are in,
+    # so a port mid-test looks free, and a server started there (the next round's, ahead) took the
+    # test's late stream and ended, refusing its own client; two starts at once on one port both
+    # see it listening
+    candidates = list(ports) if ports else random.sample(PORTS, len(PORTS))
+    for _ in range(len(candidates) if ports else tries):
+        port = host.servers.reserve(host.name, candidates)
+        if port is None and ports:   # every one of `ports` is the run's own now: any other
+            candidates = random.sample(PORTS, len(PORTS))
+            port = host.servers.reserve(host.name, candidates)
+        if port is None:
+            break
+        candidates.remove(port)
         command = command_for_port(port)
         try:
             pid, listener = _start_server(host, command, port, lifetime)
+            host.servers.started(host.name, port, listener)
+            return port, pid, listener
         except ProbeFailed as e:  # port taken by someone else: try another
             last = e
-            continue
         except BaseException:     # interrupted (Ctrl-C, SIGTERM) while it started
             with suppress(Exception):
                 host.run(STOP_STARTING, pattern=_exactly(f"timeout {lifetime:g} {command}"))
             raise
-        host.servers.started(host.name, port, listener)
-        return port, pid, listener
-    raise last
+        finally:
+            host.servers.release(host.name, port)
+    raise last or ProbeFailed(host.name, Result("", 1, "", "", 0.0), "no port was free of the run's own servers")
 
 
 def _stop(host: Host, port: int, pid: int, listener: int) -> None:

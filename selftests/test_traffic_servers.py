@@ -278,3 +278,30 @@ def test_a_port_another_server_won_as_this_one_started_is_taken_and_the_next_por
     with traffic.server(host, lambda port: f"iperf3 -s -1 -p {port}", lifetime=30, ports=[5201, 5205]) as port:
         assert port == 5205 and servers.on("spark-2") == {(5205, 4245)}
     assert [a.split(";")[0] for a in asked if a.startswith("kill")] == ["kill 4242 2>/dev/null", "kill 4244 2>/dev/null"]
+
+
+def test_two_starts_at_once_on_one_node_never_try_the_same_port():
+    """A round's own start (a second attempt's) and the next round's, ahead, at the same moment:
+    each sees the port free and then something listening on it; the run keeps them apart."""
+    at_once = threading.Barrier(2, timeout=5)
+
+    def answer(command):
+        if "setsid timeout" not in command:
+            return Result(command, 0, "", "", 0.01)
+        at_once.wait()            # both starts are asked before either answers
+        port = re.search(r"sport = :(\d+)", command)[1]
+        return Result(command, 0, f'LISTEN 0 4096 *:{port} *:* users:(("iperf3",pid=9{port},fd=3))\n8{port} 9{port}\n',
+                      "", 0.01)
+    host = Host(load_inventory(EXAMPLES / "spark2.toml").node("spark-2"), Remote("spark-2", Scripted(answer), EvidenceLog()))
+    ports = []
+
+    def one():
+        with traffic.server(host, lambda port: f"iperf3 -s -1 -p {port}", lifetime=30, ports=[5201, 5205]) as port:
+            ports.append(port)
+            at_once.wait()        # both up before either stops
+    starts = [threading.Thread(target=one) for _ in range(2)]
+    for start in starts:
+        start.start()
+    for start in starts:
+        start.join()
+    assert sorted(ports) == [5201, 5205] and not at_once.broken
