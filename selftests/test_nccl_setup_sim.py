@@ -4,6 +4,9 @@ healthy pair passes it with both PCIe functions of the port in NCCL's NET/IB lis
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from selftests.simrack import SimRack, rack_marks
@@ -37,6 +40,13 @@ def nccl_check(pytester, rack):
 def test_healthy_pair_passes_the_nccl_check(pytester, spark2):
     run = nccl_check(pytester, spark2)
     assert run.failed == set() and any(NCCL in t for t in run.with_outcome("passed")), run.output
+    # each rank's set-up lines in the run's evidence, as NCCL 2.28 prints them on a Spark pair
+    evidence = "".join(e["stdout"] for t in json.loads((run.run_dir / "results.json").read_text())["tests"]
+                       for e in t["evidence"])
+    for node in ("spark-1", "spark-2"):
+        assert re.search(rf"^{node}:[0-9]+:[0-9]+ \[0\] NCCL INFO NET/IB : Using \[0\]rocep1s0f1:1/RoCE "
+                         r"\[1\]roceP2p1s0f1:1/RoCE \[RO\]; OOB enp1s0f1np1:", evidence, re.M), node
+    assert "NCCL INFO NCCL version 2.28.3+cuda13.0" in evidence
 
 
 @pytest.mark.parametrize("fault", FAULTS)

@@ -296,6 +296,7 @@ ONE_FUNCTION = 98 / 190
 SOCKETS = 3.0 / 23.74
 DEVELOPMENT_BUILD = 3.04 / 23.74
 # NCCL prints these as numbers ("... set by environment to 1."), the rest as they are ("... set to X")
+_DOMAIN = re.compile(r"roceP([0-9]+)p")
 _NUMERIC = ("NCCL_IB_DISABLE", "NCCL_IB_GID_INDEX", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT", "NCCL_P2P_DISABLE")
 
 
@@ -330,8 +331,10 @@ def setup(env: dict) -> tuple[str, float]:
     build = m.get("nccl_build") or {}
     package = m.get("packages", {}).get("libnccl2", "2.28.3-1+cuda13.0")
     version = build.get("version") or package.split("-")[0] + "+" + package.split("+")[-1]
-    cabled = [(n, spec["rdma_device"]) for n, spec in m["interfaces"].items()
-              if spec.get("kind") == "cx7" and spec.get("cabled") and link_up(n)]
+    # in verbs' order, as NCCL lists them: PCI domain 0000's function (uverbs1) before 0002's (uverbs3)
+    cabled = sorted(((n, spec["rdma_device"]) for n, spec in m["interfaces"].items()
+                     if spec.get("kind") == "cx7" and spec.get("cabled") and link_up(n)),
+                    key=lambda found: (int(_DOMAIN.match(found[1])[1]) if _DOMAIN.match(found[1]) else 0, found[1]))
     devices = [] if settings.get("NCCL_IB_DISABLE") == "1" else \
         _chosen([d for _n, d in cabled], settings.get("NCCL_IB_HCA"))
     factor = 1.0 if len(devices) >= len(cabled) else ONE_FUNCTION if devices else SOCKETS
