@@ -14,7 +14,10 @@ peers' /etc/hosts and in the commands asked of it), and nothing maps a mask back
   share the masked one, so subnets, routes and "same /24" stay true). An IPv4 address keeps its
   first octet and last octet (its class and its host part: .0 network, .255 broadcast), and the
   bits that make it private (10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10); loopback,
-  0.0.0.0, multicast and netmasks are not a site's and stay;
+  0.0.0.0, multicast and netmasks are not a site's and stay. An IPv4-mapped IPv6 address (a
+  RoCE v2 GID: ::ffff:a.b.c.d) is masked as its IPv4 address is, and a link-local one keeps its
+  fe80::/64 (its interface id, made from the MAC, is masked); written back in the form it came
+  in (sysfs writes a GID as eight groups of four digits, after `gids/N:` in grep -H's lines);
 - MACs: a locally administered unicast MAC; multicast ones (LLDP's, broadcast) and the all-zero
   MAC (no LACP partner) mean something and stay;
 - keys: ssh public keys, SHA256/MD5 fingerprints, munge credentials; UUIDs (boot ids, GPU
@@ -46,7 +49,11 @@ _HOSTLIST = re.compile(_NOT_AFTER_A_NAME + r"([A-Za-z0-9][A-Za-z0-9.-]*)\[([0-9]
 # dotted, or with its dots escaped as a command's regular expression writes them (192[.]168[.]0[.]1)
 _IPV4 = re.compile(r"(?<![\d.\]])(\d{1,3})(\.|\[\.\]|\\\.)(\d{1,3})\2(\d{1,3})\2(\d{1,3})(?!\d|(?:\.|\[\.\])\d)")
 # a run of hex digits and colons with a '::' or seven colons (ipaddress decides whether it is one)
-_IPV6 = re.compile(r"(?<![0-9A-Fa-f:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?![0-9A-Fa-f:])")
+# (not the start of a mixed ::ffff:a.b.c.d: _IPV4 masks its IPv4 part as it masks that address)
+_IPV6 = re.compile(r"(?<![0-9A-Fa-f:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?![0-9A-Fa-f:]|\.\d)")
+# a GID file's line as grep -H prints it (rackproof.probes.rdmasysfs): the index's digits and the ':' would
+# otherwise hide the GID from _IPV6, which wants no hex digit or ':' before an address
+_GID_FILE = re.compile(r"(?<=/gids/)(\d+:)([0-9A-Fa-f]{4}(?::[0-9A-Fa-f]{4}){7})(?![0-9A-Fa-f:])")
 _MAC = re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}(?![0-9A-Fa-f:])")
 _SSH_KEY = re.compile(r"\b((?:sk-)?(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp\d+)(?:@openssh\.com)?)([ \t]+)"
                       r"(AAAA[0-9A-Za-z+/]+=*)")
@@ -94,7 +101,8 @@ class Anonymiser:
         text = _SERIAL.sub(lambda m: m[1] + self._token(m[2], len(m[2]), alphabet="0123456789ABCDEFGHJKLMNPRSTVWXYZ"),
                            text)
         text = _MAC.sub(self._mac, text)
-        text = _IPV6.sub(self._ipv6, text)
+        text = _GID_FILE.sub(lambda m: m[1] + self._ipv6(m[2]), text)
+        text = _IPV6.sub(lambda m: self._ipv6(m[0]), text)
         return _IPV4.sub(self._ipv4, text)
 
     def _hostlist(self, m: re.Match) -> str:
@@ -166,14 +174,20 @@ class Anonymiser:
         kept = next((bits for net, bits in _IPV4_KEPT_PREFIX if address in net), 8)
         return str(ipaddress.IPv4Address(self._permute("ipv4", int(address), 32, kept, 8))).replace(".", dot)
 
-    def _ipv6(self, m: re.Match) -> str:
+    def _ipv6(self, text: str) -> str:
         try:
-            address = ipaddress.IPv6Address(m[0])
+            address = ipaddress.IPv6Address(text)
         except ValueError:
-            return m[0]
+            return text
         if address.is_loopback or address.is_unspecified or address.is_multicast:
-            return m[0]
-        return str(ipaddress.IPv6Address(self._permute("ipv6", int(address), 128, 16, 0)))
+            return text
+        if address.ipv4_mapped:
+            ipv4 = _IPV4.fullmatch(str(address.ipv4_mapped))
+            masked = ipaddress.IPv6Address("::ffff:" + self._ipv4(ipv4))
+        else:
+            kept = 64 if address.is_link_local else 16
+            masked = ipaddress.IPv6Address(self._permute("ipv6", int(address), 128, kept, 0))
+        return masked.exploded if text.lower() == address.exploded else str(masked)
 
 
 def _names(inventory: Inventory) -> dict[str, str]:

@@ -83,6 +83,19 @@ def test_an_address_keeps_its_class_its_host_part_and_its_shared_prefixes(shelf)
     assert shelf.text(r"192\.168\.40\.11") == a.replace(".", r"\.")
 
 
+def test_a_roce_gid_is_masked_as_the_address_and_mac_it_carries(shelf):
+    """A GID file's line (grep -H, rackproof.probes.rdmasysfs) holds the port's IPv4 address in hex and
+    a link-local id made from its MAC: both masked, the IPv4 one as the address itself is."""
+    lines = ("/sys/class/infiniband/rocep1s0f1/ports/1/gids/3:0000:0000:0000:0000:0000:ffff:c0a8:280b\n"
+             "/sys/class/infiniband/rocep1s0f1/ports/1/gids/0:fe80:0000:0000:0000:4ebb:47ff:fe0a:1b2c\n")
+    masked = shelf.text(lines)
+    mapped, link_local = (line.split("gids/", 1)[1].split(":", 1)[1] for line in masked.splitlines())
+    assert mapped == ipaddress.IPv6Address("::ffff:" + shelf.text("192.168.40.11")).exploded
+    assert mapped != "0000:0000:0000:0000:0000:ffff:c0a8:280b"
+    assert link_local.startswith("fe80:0000:0000:0000:") and "47ff:fe0a:1b2c" not in link_local
+    assert shelf.text("::ffff:192.168.40.11") == "::ffff:" + shelf.text("192.168.40.11")
+
+
 def test_macs_keys_uuids_and_serials_are_masked_consistently_and_protocol_values_stay(shelf):
     kept = "link/ether 00:00:00:00:00:00 brd ff:ff:ff:ff:ff:ff lldp 01:80:c2:00:00:0e ::1"
     assert shelf.text(kept) == kept
