@@ -91,6 +91,10 @@ FAULT_HELP = """fault kinds (NODE is a node of the rack, e.g. thor-2):
   image-missing [IMAGE]         an image of [sparkrun] images (default: the first) is gone from the head's Docker
   docker-no-access              the login is taken out of the node's docker group (gpasswd -d)
   sparkrun-sudoers-missing      the node loses the sudoers rules sparkrun's wizard installs
+  NCCL's set-up (spark2):
+  nccl-one-function             the login's ~/.nccl.conf sets NCCL_IB_HCA to one PCIe function of the port
+  nccl-dev-build                the node runs NCCL 2.31.0a7+cuda13.0, a build of NCCL's dev branch
+  nccl-conf-leftover            a leftover /etc/nccl.conf sets NCCL_IB_DISABLE=1 (NCCL over TCP sockets)
   the rack's own life (bench/rack_life.py):
   sshd-restart [SECONDS] [WHEN] sshd refuses connections for SECONDS (default 3), its sessions live on;
                                 WHEN: now, first-connect, or a program starting (xargs, 'iperf3 -c')
