@@ -34,7 +34,7 @@ CLUSTER = ClusterAtStep(INVENTORY, FINISHED)
 THOR1 = INVENTORY.node("thor-1")
 # what a Debian or Ubuntu base system has: a probe whose command starts with one needs no row of TOOLS
 BASE = {"getent", "ps", "cat", "ip", "ss", "stat", "dpkg-query", "sysctl", "hostname", "id", "date", "echo", "ping",
-        "kill", "pkill", "dmesg", "systemctl", "for", "if", "t=$(mktemp", "{commands}", "{command}", "{down}", "sudo", "{client}"}
+        "kill", "pkill", "dmesg", "systemctl", "printenv", "grep", "uname", "for", "if", "t=$(mktemp", "{commands}", "{command}", "{down}", "sudo", "{client}"}
 
 
 def healthy(**changes: str) -> str:

@@ -358,7 +358,7 @@ NCCL_TEST = Probe("mpirun nccl-tests", "bus bandwidth of one NCCL collective acr
 # Every line tagged by where it came from, so no line of a file can pass for another source's.
 NCCL_SETTINGS = Probe("NCCL settings", "the NCCL_* variables of the login's environment, ~/.nccl.conf and "
                       "/etc/nccl.conf",
-                      "(printenv | grep -a '^NCCL_' | sed 's/^/env /') && "
+                      "printenv | grep -a '^NCCL_' | sed 's/^/env /' && "
                       "(test ! -e \"$HOME/.nccl.conf\" || sed 's/^/home /; 1i home' \"$HOME/.nccl.conf\") && "
                       "(test ! -e /etc/nccl.conf || sed 's/^/etc /; 1i etc' /etc/nccl.conf)",
                       parse_nccl_settings, seen_on=("Debian 12",),
