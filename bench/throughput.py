@@ -87,6 +87,15 @@ def counters(report: Path) -> float:
     return max((last - first for first, last in spans.values()), default=0.0)
 
 
+def load_phase(report: Path) -> float:
+    """Seconds the load phase took in the run (its first server's start to its last stop, from the
+    run's results.json): the part of the whole suite the bound is about."""
+    tests = json.loads((report / "results.json").read_text())["tests"]
+    spans = [(ev["started"], ev["started"] + ev["duration"]) for t in tests if t["check"] in THROUGHPUT_CHECKS
+             for ev in t["evidence"]]
+    return max(end for _, end in spans) - min(start for start, _ in spans) if spans else 0.0
+
+
 def checks(junit: Path) -> set[str]:
     """The throughput checks that ran (the functions, not their pairs)."""
     return {case.get("name").split("[")[0] for case in ET.parse(junit).getroot().iter("testcase")
@@ -116,6 +125,7 @@ def main() -> None:
             whole_serial, report = run_suite(rack, Path(tmp, "whole-serial.xml"), whole=True)
             whole_parallel, _ = run_suite(rack, Path(tmp, "whole-xdist.xml"), "-n", args.workers, whole=True)
             read_once = counters(report)
+            loaded = load_phase(report)
             whole_limit, _ = bound(rack.inventory, checks(Path(tmp, "whole-serial.xml")) & set(THROUGHPUT_CHECKS))
     finally:
         rack.down()
@@ -131,6 +141,7 @@ def main() -> None:
               f"target {'met' if wall <= target else 'not met'}")
     print(f"  load bound            {whole_limit:7.1f} s   (the phase's bound + the counters read twice, "
           f"{read_once:.1f} s each)")
+    print(f"  the serial run's load phase {loaded:5.1f} s   ratio to the phase's bound {loaded / limit:5.2f}")
 
 
 if __name__ == "__main__":
