@@ -64,7 +64,7 @@ def parse_kernel_log(text: str) -> KernelLog:
     if len(rows) > MAX_TEXT_LINES + 1:
         raise JournalError(f"more than {MAX_TEXT_LINES} lines: not journalctl --lines={MAX_LINES}", text)
     first = rows[0].strip()
-    if not first.isdigit() or len(first) > 12:
+    if not (first.isascii() and first.isdigit()) or len(first) > 12:   # isdigit alone takes "²"
         raise JournalError("the first line is not the node's clock (date +%s)", text)
     lines: list[LogLine] = []
     boot = 0

@@ -155,7 +155,7 @@ def parse_ssh_connection(text: str) -> SshConnection | None:
     fields = text.split()
     if not fields:
         return None
-    if len(fields) != 4 or not all(f.isdigit() and len(f) <= 5 for f in fields[1::2]):
+    if len(fields) != 4 or not all(f.isascii() and f.isdigit() and len(f) <= 5 for f in fields[1::2]):
         raise ParseError("SSH_CONNECTION", "expected 'CLIENT_IP CLIENT_PORT SERVER_IP SERVER_PORT'", text)
     try:
         client, server = (str(ipaddress.ip_address(a)) for a in fields[0::2])
