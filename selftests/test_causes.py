@@ -248,11 +248,34 @@ def test_an_agent_that_does_not_refuse_a_request_without_the_key_gets_the_cause_
 
 # --- RoCE and NCCL between two Sparks ------------------------------------------------------------
 
-def spark_hosts(perftest: dict[str, str] | str, nccl: str = sample("nccl_all_gather_dgx_spark_2node_good.txt"),
-                tmp_path=None):
+# a good collective as the NCCL check runs it (NCCL_DEBUG=INFO): the sample's table with a Spark pair's
+# real debug lines (both PCIe functions, a release), their own "# Rank" lines left to the table's; the
+# samples' hosts named as the inventory names its nodes (the check reads each node's lines by name)
+GOOD_NCCL = (sample("nccl_all_gather_dgx_spark_2node_good.txt") + "".join(
+    line for line in sample("nccl_debug_dgx_spark_2node_init_both_functions_PARTIAL.txt").splitlines(keepends=True)
+    if not line.startswith("#"))).replace("spark-fb97", "spark-1").replace("spark-4440", "spark-2")
+
+
+def node_nccl_facts(name: str, command: str) -> Result | None:
+    """What the NCCL check's facts ask of a node: no NCCL_* variable and no nccl.conf (the probe's
+    printenv|grep finds nothing), and the node's CX7 interfaces up at MTU 9000 (`ip -j addr`)."""
+    if command.startswith("printenv"):
+        return Result(command, 0, "", "", 0.1)
+    if command.startswith("ip -j addr"):
+        links = [{"ifname": c.name, "operstate": "UP", "mtu": 9000,
+                  "addr_info": [{"family": "inet", "local": c.address.split("/")[0],
+                                 "prefixlen": int(c.address.split("/")[1])}]}
+                 for c in SPARK_PAIR.node(name).cx7]
+        return Result(command, 0, json.dumps(links), "", 0.1)
+    return None
+
+
+def spark_hosts(perftest: dict[str, str] | str, nccl: str = GOOD_NCCL, tmp_path=None):
     """spark-1 runs the ib_write_bw clients and mpirun; spark-2 the ib_write_bw servers.
     `perftest`: what each client prints, by RDMA device, or TIMED_OUT."""
     def sender(command: str) -> Result:
+        if facts := node_nccl_facts("spark-1", command):
+            return facts
         if command.startswith("mpirun"):
             if nccl == TIMED_OUT:
                 raise TimeoutError(command)
@@ -265,6 +288,8 @@ def spark_hosts(perftest: dict[str, str] | str, nccl: str = sample("nccl_all_gat
         return LocalTransport("spark-1").execute(f'ib_write_bw() {{ cat {tmp_path}/"$2"; }}; {command}', 10)
 
     def receiver(command: str) -> Result:
+        if facts := node_nccl_facts("spark-2", command):
+            return facts
         # a server's start answers timeout's pid and its child's, the server (rackproof.traffic)
         return Result(command, 0, "4242 4243\n" if "setsid timeout" in command else "", "", 0.1)
 
@@ -284,7 +309,7 @@ def roce_check(hosts):
 def nccl_check(hosts):
     """The collective's check, its plan entry run in this process."""
     return (nccl_checks.test_nccl_across_the_nodes, [hosts["spark-1"], hosts["spark-2"]], SPARK_PAIR,
-            measure_in(SPARK_PAIR), planned(nccl.CX7_NCCL, ("spark-1", "spark-2"), hosts, SPARK_PAIR))
+            measure_in(SPARK_PAIR), planned(nccl.CX7_NCCL, ("spark-1", "spark-2"), hosts, SPARK_PAIR, nccl.CX7_NCCL_SETTINGS))
 
 
 def test_roce_and_nccl_pass_on_good_runs(tmp_path):

@@ -87,7 +87,8 @@ def test_a_flag_before_a_test_path_leaves_the_path_a_test_path():
 def test_the_space_form_with_a_file_outside_the_checkout(tmp_path):
     elsewhere = shutil.copy(REPLAYS / "thor5-healthy" / "cluster.toml", tmp_path / "cluster.toml")
     equals_form = collected(REPO, f"--inventory={elsewhere}", "--step", "3")
-    assert len(equals_form) == 26  # steps 1-3 of the healthy shelf: links, cabling, lanes, addresses, MTU, load both ways
+    assert len(equals_form) == 28  # steps 1-3 of the healthy shelf: links, cabling, lanes, kernel logs, addresses, MTU,
+    #                                load both ways
     assert collected(REPO, "--inventory", str(elsewhere), "--step", "3") == equals_form
     assert collected(tmp_path, "--inventory", str(elsewhere), "--step", "3",
                      *(str(REPO / f) for f in SUITE)) == equals_form
@@ -110,7 +111,8 @@ def test_from_another_folder_the_suite_is_named_by_its_folders(tmp_path):
 def test_every_spark_check_has_its_step():
     inventory = f"--inventory={REPO / 'examples' / 'spark2.toml'}"
     assert {i.split("[")[0] for i in collected(REPO, inventory, "--step", "1")} == {
-        "test_cx7.py::test_cx7_interface_up", "test_cabling.py::test_cx7_cable_joins_the_planned_ports"}
+        "test_cx7.py::test_cx7_interface_up", "test_cabling.py::test_cx7_cable_joins_the_planned_ports",
+        "test_kernel_log.py::test_kernel_log_clean"}
     at_three = {i.split("[")[0] for i in collected(REPO, inventory, "--step", "3")}
     assert "test_cx7.py::test_roce_bandwidth_over_the_port" in at_three
     assert "test_nccl.py::test_nccl_across_the_nodes" not in at_three
