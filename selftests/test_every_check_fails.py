@@ -108,6 +108,9 @@ FAILS_IT = {
     "test_same_l4t_release": f"{ACCEPTANCE}::test_jetpack_mismatch_names_the_odd_node",
     "test_same_package_version": f"{ACCEPTANCE}::test_jetpack_mismatch_names_the_odd_node",
     "test_same_gpu_driver_and_cuda": f"{UNREAD}::test_a_driver_mismatch_fails_though_no_node_reports_cuda",
+    # --- golden configuration (issue 43)
+    "test_same_kernel_and_firmware":
+        "test_probe_release.py::test_same_kernel_and_firmware_the_check_passes_on_one_kernel_and_fails_naming_the_odd_node",
     # --- the hardware behind the CX7 links (issue 43, sparkhw)
     "test_cx7_pcie_link_at_full_speed_and_width": CX7_HARDWARE_FAULTS,
     "test_cx7_firmware_the_same_at_both_ends": CX7_HARDWARE_FAULTS,

@@ -3,7 +3,7 @@ machine (verbatim) and the releases a Jetson AGX Thor and a DGX Spark report (ke
 report and a login banner); /sys/class/dmi/id/bios_version of a DGX Spark (from a sosreport's DMI
 summary) and cat's words on a machine without DMI tables (verbatim). The simulated rack's uname
 prints through render_kernel, which reads back. And rackproof.releases, the check's comparison,
-both ways."""
+and the check itself (test_same_kernel_and_firmware, given its plan's answers), both ways."""
 
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from rackproof.probes.release import Firmware, parse_bios_version, parse_kernel
 from rackproof.releases import same_kernel_and_firmware
 from rackproof_sim.formats.release import render_kernel
 from rackproof_sim.profiles import SPARK_RELEASE, THOR_RELEASE
+from tests_serving import test_configuration
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -76,3 +77,16 @@ def test_another_firmware_or_one_not_readable_beside_readable_ones_is_odd():
     assert str(problem).startswith("system firmware (/sys/class/dmi/id/bios_version) differs on spark-2, spark-3: "
                                    "expected 5.36_0ACUM018 (on most nodes), found 5.36_0ACUM023 on spark-2, "
                                    "not readable on spark-3.")
+
+
+def planned_as(kernels: dict, firmware: dict):
+    return lambda entry: {"nodes.kernel": kernels, "nodes.firmware": firmware}[entry.key]
+
+
+def test_same_kernel_and_firmware_the_check_passes_on_one_kernel_and_fails_naming_the_odd_node():
+    nodes = ("spark-1", "spark-2", "spark-3")
+    kernels = {n: "6.11.0-1016-nvidia" for n in nodes}
+    test_configuration.test_same_kernel_and_firmware(None, planned_as(kernels, {n: SPARK_BIOS for n in nodes}))
+    with pytest.raises(Failure, match=r"^system firmware \(/sys/class/dmi/id/bios_version\) differs on spark-3"):
+        test_configuration.test_same_kernel_and_firmware(None, planned_as(
+            kernels, {**{n: SPARK_BIOS for n in nodes}, "spark-3": Firmware("5.36_0ACUM023")}))
