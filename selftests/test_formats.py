@@ -3,7 +3,11 @@ given the facts read from a real sample by the product's parser, gives that samp
 lines, where the renderer leaves out what no check reads). The round trips (parse(render(x)) == x)
 live beside each parser's own tests, selftests/test_probe_*.py."""
 
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from rackproof.probes.chrony import parse_tracking
 from rackproof.probes.counters import parse_ethtool_stats
@@ -21,6 +25,15 @@ SAMPLES = Path(__file__).parent / "samples"
 
 def sample(name: str) -> str:
     return (SAMPLES / name).read_text()
+
+
+@pytest.mark.parametrize("tool", ["ib_write_bw", "ib_write_lat"])
+def test_perftest_answers_its_version_as_perftest_does(tool):
+    # the survey asks every tool its version (`timeout 5 TOOL --version`): perftest prints one line and
+    # fails, before it opens a device; the stand-in once waited for a client until the timeout killed it
+    ran = subprocess.run([sys.executable, "-m", "rackproof_sim.standins", tool, "--version"], capture_output=True,
+                         text=True, timeout=30)
+    assert (ran.stdout, ran.returncode) == (sample("ib_write_bw_version_FROM_SOURCE.txt"), 1)
 
 
 def test_ethtool_statistics_as_ethtool_prints_them():

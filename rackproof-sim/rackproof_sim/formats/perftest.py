@@ -6,6 +6,9 @@ from rackproof.probes.perftest import LatencyResult, PerftestResult
 
 
 NO_PEAK_WARNING = " WARNING: BW peak won't be measured in this run."
+# `--version`: perftest 25.07.0's one line, then exit status 1 (its parser's VERSION_EXIT ends the
+# program as a failure); from its source (samples/ib_write_bw_version_FROM_SOURCE.txt)
+VERSION_LINE, VERSION_STATUS = "Version: 6.26\n", 1
 _SEPARATOR = "-" * 87
 # Queue pair numbers and keys are not modelled: those of a real DGX Spark run.
 _QP_ADDRESSES = (" local address:  LID 0000 QPN 0x01a9 PSN 0x5e41f9 RKey 0x1a03ed VAddr 0x00f374277dd000",

@@ -29,6 +29,10 @@ def _devices(m: dict) -> dict[str, str]:
 
 
 def run(tool: str, args: list[str]) -> int:
+    if tool != "ibdev2netdev" and args[:1] in (["--version"], ["-V"]):   # the survey's question: no device opened
+        from rackproof_sim.formats.perftest import VERSION_LINE, VERSION_STATUS
+        sys.stdout.write(VERSION_LINE)
+        return VERSION_STATUS
     m = model()
     if tool == "ibdev2netdev":
         from rackproof.probes.ibdev2netdev import RdmaMap
