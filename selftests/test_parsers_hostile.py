@@ -48,6 +48,7 @@ from rackproof.probes.getent import parse_getent_hosts
 from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
 from rackproof.probes.ip import Route, parse_ip_addr, parse_ip_route_get, parse_route_table
 from rackproof.probes.iperf import IperfResult, parse_iperf3
+from rackproof.probes.release import Firmware, parse_bios_version, parse_kernel
 from rackproof.probes.kernellog import KernelLog, parse_kernel_log
 from rackproof.probes.jetson import (
     L4TRelease, PowerMode, parse_dpkg_versions, parse_jetson_clocks, parse_nv_tegra_release, parse_nvpmodel)
@@ -193,6 +194,9 @@ PARSERS = [
     Parser(parse_nccl_settings, NcclSettings, samples("nccl_settings_*")),
     # --- the kernel's own reports (issue 43)
     Parser(parse_kernel_log, KernelLog, samples("journalctl_*", "kernel_*", "dmesg_*")),
+    # --- golden configuration (issue 43)
+    Parser(parse_kernel, str, samples("uname_r_*")),
+    Parser(parse_bios_version, Firmware, samples("bios_version_*")),
     # --- the hardware behind the CX7 links (issue 43)
     Parser(parse_driver_info, DriverInfo, samples("ethtool_i_*")),
     Parser(parse_rdma_sysfs, RdmaDevice, samples("show_gids_*", "rdma_sysfs_*"),
