@@ -6,7 +6,7 @@ in one run:
   suite     the whole suite without its throughput and after-load checks, as a person runs it
             (no -n)
   mesh      the SSH mesh alone: n*(n-1) ordered pairs, every node fanning out at once
-            (rackproof.sshmesh, as test_passwordless_ssh measures it)
+            (rackproof.measuring.sshmesh, as test_passwordless_ssh measures it)
   fixed     the fixed cost of one check: checks whose command does nothing (`true`), the run's
             wall time per check minus that command's own time (from the evidence)
   same      the same checks three ways: lane speed (ethtool), hostname, and the SSH mesh, by
@@ -47,7 +47,7 @@ NOTHING_CHECKS = (30, 330)                          # two runs: the difference i
 
 NOTHING = '''
 import pytest
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 NOTHING = Probe("nothing", "does nothing: the fixed cost of a check around its command", "true")
 
@@ -133,9 +133,9 @@ def mesh_alone(rack: Rack) -> tuple[float, float]:
     opens its own, paramiko's connections cannot be handed between processes)."""
     script = (
         "import sys, time\n"
-        "from rackproof.host import connect\n"
-        "from rackproof.inventory import load_inventory\n"
-        "from rackproof.remote import EvidenceLog\n"
+        "from rackproof.nodes.host import connect\n"
+        "from rackproof.inventory.model import load_inventory\n"
+        "from rackproof.nodes.remote import EvidenceLog\n"
         "from rackproof import sshmesh\n"
         "inv = load_inventory(sys.argv[1]); log = EvidenceLog(); hosts = connect(inv, log)\n"
         "t = time.monotonic()\n"

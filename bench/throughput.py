@@ -27,10 +27,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rackproof.exitstatus import INCOMPLETE  # noqa: E402
-from rackproof.inventory import FINISHED, load_inventory  # noqa: E402
-from rackproof.kinds import rounds  # noqa: E402
-from rackproof.host import BATCH  # noqa: E402
+from rackproof.ticket.exitstatus import INCOMPLETE  # noqa: E402
+from rackproof.inventory.model import FINISHED, load_inventory  # noqa: E402
+from rackproof.inventory.kinds import rounds  # noqa: E402
+from rackproof.nodes.host import BATCH  # noqa: E402
 from rackproof.probes.iperf import WARM_UP_SECONDS  # noqa: E402
 from rackproof_sim.rack import Rack  # noqa: E402
 
@@ -51,7 +51,9 @@ def run_suite(rack: Rack, junit: Path, *extra: str, whole: bool = False) -> tupl
     proc = subprocess.run(
         [sys.executable, "-m", "rackproof.cli", "sim", "exec", "--name", rack.name, "--",
          sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--inventory={rack.inventory}",
-         f"--junitxml={junit}", f"--html={junit.with_suffix('.html')}", *(() if whole else (TESTS,)), *extra],
+         f"--junitxml={junit}", f"--html={junit.with_suffix('.html')}",
+         # the run's history beside its report: by default it is reports/history.sqlite of the checkout
+         f"--history={junit.with_suffix('.sqlite')}", *(() if whole else (TESTS,)), *extra],
         cwd=REPO, capture_output=True, text=True, env=with_bytecode())
     wall = time.monotonic() - started
     # a run of the throughput checks alone is narrowed by its test path: INCOMPLETE when they pass

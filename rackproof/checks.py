@@ -18,8 +18,8 @@ from pathlib import Path
 
 import rackproof
 
-from .plan import Entry
-from .probe import Probe
+from rackproof.measuring.plan import Entry
+from rackproof.nodes.probe import Probe
 
 PACKAGE = Path(rackproof.__file__).parent
 FOLDERS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
@@ -244,7 +244,7 @@ def _test_module(path: Path) -> _Module:
 
 @cache
 def entries_named(path: Path, check: str) -> tuple[Entry, ...]:
-    """The plan's entries (rackproof.plan.Entry, in rackproof.measurements) that a check names,
+    """The plan's entries (rackproof.measuring.plan.Entry, in rackproof.measurements) that a check names,
     in its body or in a helper of its module it calls: what the run's plan measures for it."""
     module = _test_module(path)
     named = (getattr(importlib.import_module(m), name, None) for m, name in sorted(_imported(module, module.refs(check)))
@@ -275,7 +275,9 @@ def _autouse(module: _Module) -> list[str]:
 def _probe_modules() -> list[str]:
     """The modules that define probes: each tool's (every module of rackproof.probes, found, not
     listed), then the batches, traffic and disruption built from them."""
-    from . import disrupt, host, probes, traffic
+    from rackproof import probes
+    from rackproof.measuring import disrupt, traffic
+    from rackproof.nodes import host
     return [f"{probes.__name__}.{m.name}" for m in pkgutil.iter_modules(probes.__path__)] + \
         [host.__name__, traffic.__name__, disrupt.__name__]
 

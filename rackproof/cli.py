@@ -12,9 +12,9 @@ import os
 import sys
 from importlib.metadata import EntryPoint, entry_points
 
-from . import exitstatus
-from .inventory import MAX_CONNECT_SECONDS, InventoryError, load_inventory, printable
-from .userinput import finite_number
+from rackproof.ticket import exitstatus
+from rackproof.inventory.model import MAX_CONNECT_SECONDS, InventoryError, load_inventory, printable
+from rackproof.inventory.userinput import finite_number
 
 
 def _loaded(path: str):
@@ -61,7 +61,7 @@ def _probes(args: argparse.Namespace) -> int:
 
 def _doctor(args: argparse.Namespace) -> int:
     """What each node lacks for the step's checks (read-only): exit 1 when a check cannot run."""
-    from . import doctor
+    from rackproof.subcommands import doctor
     inventory = _loaded(args.inventory)
     try:
         checks = doctor.step_checks(args.inventory, args.step, args.allow_disruptive)
@@ -89,7 +89,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _sudoers(args: argparse.Namespace) -> int:
     """The least-privilege sudoers.d file for the suite's login, from every node's survey."""
-    from . import doctor, sudoers
+    from rackproof.subcommands import doctor, sudoers
     inventory = _loaded(args.inventory)
     surveyed = doctor.surveyed(inventory)
     for name, node in surveyed.items():
@@ -116,7 +116,7 @@ def _sudoers(args: argparse.Namespace) -> int:
 
 def _snapshot(args: argparse.Namespace) -> int:
     """Every node's facts that a change can alter, read-only, into one JSON file."""
-    from . import snapshot
+    from rackproof.ticket import snapshot
     taken = snapshot.of_cluster(_loaded(args.inventory))
     try:
         snapshot.write(taken, args.output)
@@ -134,7 +134,7 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     """What changed from the first snapshot to the second: exit 1 when anything did."""
-    from . import changes, snapshot
+    from rackproof.ticket import changes, snapshot
     try:
         before, after = snapshot.read(args.before), snapshot.read(args.after)
     except snapshot.SnapshotError as e:
@@ -152,7 +152,7 @@ def _discover(args: argparse.Namespace) -> int:
     """A first cluster.toml from what the nodes say; what they cannot say is marked."""
     import datetime as dt
     from pathlib import Path
-    from . import discover
+    from rackproof.subcommands import discover
     output = Path(args.output)
     try:
         if output.exists() and not args.force:
@@ -181,7 +181,7 @@ def _discover(args: argparse.Namespace) -> int:
 def _bundle(args: argparse.Namespace) -> int:
     """The report folder as one signed file for the ticket."""
     from pathlib import Path
-    from . import bundle
+    from rackproof.ticket import bundle
     output = Path(args.output) if args.output else Path(args.folder, "bundle.tar")
     try:
         manifest = bundle.make(args.folder, Path(args.key).expanduser(), output)
@@ -197,7 +197,7 @@ def _bundle(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     """Who signed what verdict for which ticket, in one line; exit 1 when anything does not hold."""
-    from . import bundle
+    from rackproof.ticket import bundle
     try:
         print(bundle.verify(args.bundle, args.allowed_signers))
     except bundle.BundleError as e:
@@ -212,8 +212,8 @@ def _verify(args: argparse.Namespace) -> int:
 def _anonymise(args: argparse.Namespace) -> int:
     """A recording with the site's names, addresses, MACs, serial numbers and keys masked."""
     from pathlib import Path
-    from . import anonymise
-    from .replay import Recording, ReplayError
+    from rackproof.ticket import anonymise
+    from rackproof.nodes.replay import Recording, ReplayError
     try:
         inventory_path = Path(args.inventory) if args.inventory else Recording(args.recording).inventory_path
     except ReplayError as e:
@@ -234,7 +234,7 @@ def _anonymise(args: argparse.Namespace) -> int:
 def _history(args: argparse.Namespace) -> int:
     """Each figure's runs, oldest first, and the last against the median of those before it."""
     import statistics
-    from . import history
+    from rackproof.ticket import history
     try:
         found = history.points(args.db, args.cluster, args.figure, args.subject, last=args.last)
     except history.HistoryError as e:

@@ -70,7 +70,7 @@ if [ ! -x "$sparkrun_venv/bin/sparkrun" ]; then
     "$sparkrun_venv/bin/pip" install -q --disable-pip-version-check 'sparkrun==0.4.2' 2> >(grep -v 'is ignored' >&2) >/dev/null
 fi
 # the controller's lock folder: the runs of every operator in group rackproof on one cluster
-# are kept apart through it (rackproof/runfolder.py); this machine is a shared controller too
+# are kept apart through it (rackproof/nodes/runfolder.py); this machine is a shared controller too
 getent group rackproof >/dev/null || groupadd --system rackproof
 install -d -o root -g root -m 0755 /var/lib/rackproof
 install -d -o root -g rackproof -m 2770 /var/lib/rackproof/locks

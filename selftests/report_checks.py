@@ -9,9 +9,9 @@ these checks as it fails the real ones, before any figure.
 
 import pytest
 
-from rackproof.failure import judge
+from rackproof.judging.failure import judge
 from rackproof.probes.system import HOSTNAME
-from rackproof.references import REFERENCES, Reference
+from rackproof.inventory.references import REFERENCES, Reference
 
 # figures of their own, with a target above the floor so that a figure between them is warned
 REFERENCES.update({r.name: r for r in (

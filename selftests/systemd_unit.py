@@ -41,7 +41,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rackproof.runfolder import CONTROLLER_LOCKS
+from rackproof.nodes.runfolder import CONTROLLER_LOCKS
 from selftests.ci_examples import LEFT_BY_RUNS
 from selftests.suite import REPO
 

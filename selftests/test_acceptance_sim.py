@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import tomltext
-from rackproof.inventory import load_inventory
-from rackproof.anonymise import Anonymiser, anonymise_recording
-from rackproof.probe import IN_C_LOCALE
+from rackproof.inventory import tomltext
+from rackproof.inventory.model import load_inventory
+from rackproof.ticket.anonymise import Anonymiser, anonymise_recording
+from rackproof.nodes.probe import IN_C_LOCALE
 from selftests.simrack import SimRack, rack_marks, with_connect_budget
 from selftests.test_anonymise import (assert_nothing_of_the_site, assert_replays_alike, masked_check, printed_in,
                                       replayed, site_strings)
@@ -101,7 +101,7 @@ def assert_learned_as_generated(found, generated) -> None:
 
 
 def ran(evidence: dict, command: str) -> bool:
-    """Whether the evidence is of `command` (as the node ran it: in the C locale, rackproof.probe)."""
+    """Whether the evidence is of `command` (as the node ran it: in the C locale, rackproof.nodes.probe)."""
     return evidence["command"].removeprefix(IN_C_LOCALE).startswith(command)
 
 
@@ -291,7 +291,7 @@ def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_ve
     assert ("expected sw-25g port 6 (swp6), found sw-25g port 7 (swp7). Cause: it is swapped with thor-2 mgbe2_0 "
             "(cable thor-2/3), which is in port 6: swap the two plugs back") in run.messages[f"{cabling}[thor-2:mgbe1_0]"]
     assert "thor-4 mgbe0_0 (cable thor-4/1)" in run.messages[f"{cabling}[thor-4:mgbe0_0]"]
-    assert "port 1 belongs to thor-1 mgbe0_0 (cable thor-1/1) in the plan" in run.messages[f"{cabling}[thor-4:mgbe0_0]"]
+    assert "port 1 belongs to thor-1 mgbe0_0 (cable thor-1/1) in cluster.toml" in run.messages[f"{cabling}[thor-4:mgbe0_0]"]
     doc = results(run)
     unverified = {t["id"].split("::")[-1]: t["message"] for t in doc["tests"] if t["outcome"] == "not verified"}
     assert set(unverified) == {f"test_lane_is_in_its_planned_port[thor-5:mgbe{k}_0]" for k in range(4)}, unverified
@@ -442,8 +442,8 @@ def test_a_slow_member_fails_the_lane_loss_and_the_lane_still_comes_back(pyteste
 def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(thor5):
     # the controller takes thor-3 mgbe2_0 down and dies without a word (no finally runs; the
     # context manager is kept referenced so that garbage collection does not close it either)
-    dies = ("from rackproof import disrupt; from rackproof.host import connect; "
-            "from rackproof.inventory import load_inventory; from rackproof.remote import EvidenceLog; import os; "
+    dies = ("from rackproof import disrupt; from rackproof.nodes.host import connect; "
+            "from rackproof.inventory.model import load_inventory; from rackproof.nodes.remote import EvidenceLog; import os; "
             f"h = connect(load_inventory('{thor5.inventory}'), EvidenceLog())['thor-3']; "
             "held = disrupt.lane_down(h, 'mgbe2_0', restore_after=3); held.__enter__(); os._exit(0)")
     result = thor5.bench(f"{sys.executable} -c \"{dies}\"")

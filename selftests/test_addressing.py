@@ -1,7 +1,7 @@
-"""Address clashes found from every node's own interfaces (rackproof.addressing)."""
+"""Address clashes found from every node's own interfaces (rackproof.judging.addressing)."""
 
-from rackproof.addressing import clashes
-from rackproof.inventory import load_inventory
+from rackproof.judging.addressing import clashes
+from rackproof.inventory.model import load_inventory
 from rackproof.probes.ip import Address, Interface
 from selftests.suite import EXAMPLES
 

@@ -1,4 +1,4 @@
-"""rackproof.anonymise: a recording with the site's names, addresses, MACs, serial numbers and
+"""rackproof.ticket.anonymise: a recording with the site's names, addresses, MACs, serial numbers and
 keys masked replays to the same outcomes, and holds none of them.
 
 The shipped thor5 recordings are anonymised here; live thor5 (`--record DIR --anonymise`) and
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.anonymise import Anonymiser, anonymise_recording
-from rackproof.inventory import load_inventory
-from rackproof.replay import Recording
+from rackproof.ticket.anonymise import Anonymiser, anonymise_recording
+from rackproof.inventory.model import load_inventory
+from rackproof.nodes.replay import Recording
 from selftests.suite import REPLAYS, REPO
 
 KEY = bytes(32)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from rackproof import bondhash
+from rackproof.measuring import bondhash
 from rackproof_sim.profiles import thor5
 
 from selftests.simrack import SimRack, rack_marks
@@ -33,11 +33,12 @@ CHECK_ID = "test_throughput::test_iperf3_bonded_four_streams[thor-1->thor-2]"
 # client ports imposed; prints every attempt's streams as JSON.
 MEASURE = """
 import json, sys
-from rackproof import bondrate, traffic
-from rackproof.host import connect
-from rackproof.inventory import load_inventory
-from rackproof.references import lane_gbps, reference
-from rackproof.remote import EvidenceLog
+from rackproof.judging import bondrate
+from rackproof.measuring import traffic
+from rackproof.nodes.host import connect
+from rackproof.inventory.model import load_inventory
+from rackproof.inventory.references import lane_gbps, reference
+from rackproof.nodes.remote import EvidenceLog
 inventory = load_inventory(sys.argv[1])
 hosts = connect(inventory, EvidenceLog())
 lanes = len(hosts[sys.argv[2]].spec.bond.lanes)

@@ -1,4 +1,4 @@
-"""rackproof.bondrate: when -P 4 over a bond is measured again, and which cause a shortfall is
+"""rackproof.judging.bondrate: when -P 4 over a bond is measured again, and which cause a shortfall is
 given, from per-stream figures and the members' speeds (no rack: the nodes are stand-ins)."""
 
 from dataclasses import dataclass, field, replace
@@ -6,15 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import bondhash, bondrate, traffic
-from rackproof.host import ProbeFailed
-from rackproof.inventory import FINISHED, load_inventory
+from rackproof.judging import bondrate
+
+from rackproof.measuring import bondhash, traffic
+from rackproof.nodes.host import ProbeFailed
+from rackproof.inventory.model import FINISHED, load_inventory
 from rackproof.probes.ethtool import ETHTOOL, LinkInfo
 from rackproof.probes.ip import Interface
 from rackproof.probes.iperf import IperfResult, IperfStream
 from rackproof.probes.ping import PingResult
-from rackproof.references import lane_gbps
-from rackproof.remote import Result
+from rackproof.inventory.references import lane_gbps
+from rackproof.nodes.remote import Result
 
 INVENTORY = load_inventory(Path(__file__).parents[1] / "examples" / "thor5.toml")
 CLUSTER = INVENTORY.at(FINISHED)

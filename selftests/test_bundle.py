@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import bundle
+from rackproof.ticket import bundle
 from selftests.suite import REPLAYS, REPO
 
 BIN = Path(sys.executable).parent

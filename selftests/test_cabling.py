@@ -1,12 +1,12 @@
-"""rackproof.cabling: what LLDP heard, judged against the plan of examples/thor5.toml and
+"""rackproof.judging.cabling: what LLDP heard, judged against the cabling of examples/thor5.toml and
 examples/spark2.toml. A plug in its port passes; a swap names both plugs and both ports; a plug
 in another node's port names whose port it is; silence or a closed lldpd is not verified."""
 
 import pytest
 
-from rackproof import cabling
-from rackproof.failure import Failure, NotVerified
-from rackproof.inventory import load_inventory
+from rackproof.judging import cabling
+from rackproof.judging.failure import Failure, NotVerified
+from rackproof.inventory.model import load_inventory
 from rackproof.probes.lldp import Neighbour, newest_by_interface
 from selftests.suite import EXAMPLES
 
@@ -56,12 +56,12 @@ def test_a_plug_in_another_nodes_port_names_whose_port_it_is():
     heard = {"mgbe0_0": [switch_port("mgbe0_0", 9)]}
     with pytest.raises(Failure) as caught:
         judge("thor-2", "mgbe0_0", heard)
-    assert caught.value.cause == ("port 9 belongs to thor-3 mgbe0_0 (cable thor-3/1) in the plan: move this plug to "
+    assert caught.value.cause == ("port 9 belongs to thor-3 mgbe0_0 (cable thor-3/1) in cluster.toml: move this plug to "
                                   "port 5 and thor-3 mgbe0_0's plug into port 9")
 
 
 def test_a_port_outside_the_plan_and_another_switch():
-    with pytest.raises(Failure, match="port 23 is not in the plan: move the plug to port 5"):
+    with pytest.raises(Failure, match="port 23 is in no cable of cluster.toml: move the plug to port 5"):
         judge("thor-2", "mgbe0_0", {"mgbe0_0": [switch_port("mgbe0_0", 23)]})
     with pytest.raises(Failure, match="another device than sw-25g"):
         judge("thor-2", "mgbe0_0", {"mgbe0_0": [switch_port("mgbe0_0", 5, system="lab-1g")]})
@@ -83,7 +83,7 @@ def test_a_fully_qualified_switch_name_is_the_switch():
 def test_silence_on_a_lane_is_not_verified():
     with pytest.raises(NotVerified) as caught:
         judge("thor-2", "mgbe0_0", {})
-    assert str(caught.value) == ("thor-2 mgbe0_0 (cable thor-2/1): cabling against the plan (LLDP) not verified: lldpd "
+    assert str(caught.value) == ("thor-2 mgbe0_0 (cable thor-2/1): cabling against cluster.toml (LLDP) not verified: lldpd "
                                  "on the node heard no LLDP announcement on this lane (a lane without link hears none: see "
                                  "test_lane_link_detected). To verify it: enable LLDP on "
                                  "sw-25g (port 5 and the others of the shelf)")

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 
 from rackproof.plugin.evidence import CHECK_ERRORS
-from rackproof import plan
-from rackproof.host import Host
-from rackproof.http import HttpRequest, HttpResponse
-from rackproof.inventory import FINISHED, parse_inventory
-from rackproof.kinds import KINDS
+from rackproof.measuring import plan
+from rackproof.nodes.host import Host
+from rackproof.nodes.http import HttpRequest, HttpResponse
+from rackproof.inventory.model import FINISHED, parse_inventory
+from rackproof.inventory.kinds import KINDS
 from rackproof.measurements import cx7, diagnosis, engines, lanes, nccl
-from rackproof.probe import IN_C_LOCALE
-from rackproof.references import measured
-from rackproof.targets import EngineTarget, Pair
-from rackproof.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
+from rackproof.nodes.probe import IN_C_LOCALE
+from rackproof.inventory.references import measured
+from rackproof.inventory.targets import EngineTarget, Pair
+from rackproof.nodes.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
 from selftests.robustness import sample
 from selftests.suite import EXAMPLES
 from selftests.test_remote import ssh_remote
@@ -290,7 +290,7 @@ def spark_hosts(perftest: dict[str, str] | str, nccl: str = GOOD_NCCL, tmp_path=
     def receiver(command: str) -> Result:
         if facts := node_nccl_facts("spark-2", command):
             return facts
-        # a server's start answers timeout's pid and its child's, the server (rackproof.traffic)
+        # a server's start answers timeout's pid and its child's, the server (rackproof.measuring.traffic)
         return Result(command, 0, "4242 4243\n" if "setsid timeout" in command else "", "", 0.1)
 
     return hosts_of(SPARK_PAIR, {"spark-1": sender, "spark-2": receiver})

@@ -1,4 +1,4 @@
-"""What a change did, in words (rackproof.changes), from two snapshots built here: each kind of
+"""What a change did, in words (rackproof.ticket.changes), from two snapshots built here: each kind of
 difference said once, moves and edits paired, a fact not read never taken for a removal."""
 
 import copy
@@ -10,9 +10,9 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rackproof import snapshot
-from rackproof.changes import compare
-from rackproof.safetext import one_line
+from rackproof.ticket import snapshot
+from rackproof.ticket.changes import compare
+from rackproof.nodes.safetext import one_line
 from selftests.suite import REPLAYS, REPO
 
 NETPLAN = "/etc/netplan/40-cx7.yaml"

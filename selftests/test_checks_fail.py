@@ -8,15 +8,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from rackproof.failure import Failure, NotVerified
-from rackproof.http import HttpResponse
-from rackproof.inventory import FINISHED, parse_inventory
+from rackproof.judging.failure import Failure, NotVerified
+from rackproof.nodes.http import HttpResponse
+from rackproof.inventory.model import FINISHED, parse_inventory
 from rackproof.probes.ethtool import LinkInfo
 from rackproof.probes.ibdev2netdev import RdmaMap
 from rackproof.probes.ip import Address, Interface, Route
 from rackproof.probes.ping import PingResult
-from rackproof.remote import Result
-from rackproof.targets import Cx7Target, Pair
+from rackproof.nodes.remote import Result
+from rackproof.inventory.targets import Cx7Target, Pair
 from selftests.suite import EXAMPLES
 from tests_network import test_addressing, test_closed_network, test_cx7, test_reachability, test_rollback
 from tests_physical import test_cabling

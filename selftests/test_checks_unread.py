@@ -10,14 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from rackproof.failure import Failure, NotVerified
-from rackproof.inventory import FINISHED, parse_inventory
-from rackproof.linkhealth import Change
+from rackproof.judging.failure import Failure, NotVerified
+from rackproof.inventory.model import FINISHED, parse_inventory
+from rackproof.judging.linkhealth import Change
 from rackproof.probes.agent import AgentCommand
 from rackproof.probes.ip import Address, Interface
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner
 from rackproof.probes.ping import PingResult
-from rackproof.targets import Cx7Target, LaneTarget
+from rackproof.inventory.targets import Cx7Target, LaneTarget
 from selftests.suite import EXAMPLES
 from tests_network import test_addressing, test_cx7, test_link_health
 from tests_serving import test_agent, test_versions

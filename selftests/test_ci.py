@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import exitstatus
+from rackproof.ticket import exitstatus
 from selftests.suite import REPLAYS, REPO
 
 CI = REPO / "examples" / "ci"

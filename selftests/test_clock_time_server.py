@@ -1,4 +1,4 @@
-"""The clock check of step 9 (rackproof.slurm.clock_within_munges_limit) on real `chronyc tracking`
+"""The clock check of step 9 (rackproof.judging.slurm.clock_within_munges_limit) on real `chronyc tracking`
 outputs (samples/SOURCES.md): a node synchronised to a time server passes; one following its own local
 reference (Reference ID 7F7F0101, stratum 10, offset 0 against itself) is not synchronised to a time
 server and fails, unless the inventory says the cluster keeps local time (time_source = "local")."""
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from rackproof.failure import Failure
-from rackproof.inventory import Expect
+from rackproof.judging.failure import Failure
+from rackproof.inventory.model import Expect
 from rackproof.probes.chrony import parse_tracking
-from rackproof.slurm import clock_within_munges_limit
+from rackproof.judging.slurm import clock_within_munges_limit
 
 SAMPLES = Path(__file__).parent / "samples"
 SYNCED = parse_tracking((SAMPLES / "chronyc_tracking_synced_stratum3_centos7.txt").read_text())

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import traffic
-from rackproof.failure import NotVerified
-from rackproof.host import Host
-from rackproof.inventory import load_inventory
+from rackproof.measuring import traffic
+from rackproof.judging.failure import NotVerified
+from rackproof.nodes.host import Host
+from rackproof.inventory.model import load_inventory
 from rackproof.probes.iperf import parse_iperf3
-from rackproof.remote import EvidenceLog, Remote, Result
+from rackproof.nodes.remote import EvidenceLog, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 

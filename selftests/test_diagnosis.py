@@ -1,4 +1,4 @@
-"""rackproof.diagnosis: which measured results show the symptom a diagnosis is asked for, both
+"""rackproof.measuring.diagnosis: which measured results show the symptom a diagnosis is asked for, both
 sides of each (no rack: results made here), and that a finding asks only the node it names; the
 plan's diagnosis phase (plan.diagnosis) asks it of those targets only, after the other phases."""
 
@@ -7,13 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from rackproof import diagnosis, plan
-from rackproof.inventory import FINISHED, load_inventory
+from rackproof.measuring import diagnosis, plan
+from rackproof.inventory.model import FINISHED, load_inventory
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.iperf import IperfResult
 from rackproof.probes.slurm import Controller, NodeState
-from rackproof.references import lane_gbps
-from rackproof.remote import EvidenceLog, NodeUnreachable, Result
+from rackproof.inventory.references import lane_gbps
+from rackproof.nodes.remote import EvidenceLog, NodeUnreachable, Result
 
 INVENTORY = load_inventory(Path(__file__).parents[1] / "examples" / "thor5.toml")
 CLUSTER = INVENTORY.at(FINISHED)

@@ -31,7 +31,7 @@ WITHOUT_LINK = "a bond member without link or slow: thor-3 mgbe1_0 (switch port 
 COUNTING = '''
 from pathlib import Path
 
-from rackproof import remote
+from rackproof.nodes import remote
 
 opened = remote.SshTransport._opened
 

@@ -10,9 +10,9 @@ import tomllib
 
 import pytest
 
-from rackproof import discover
+from rackproof.subcommands import discover
 from rackproof.cli import main
-from rackproof.inventory import InventoryError, parse_inventory
+from rackproof.inventory.model import InventoryError, parse_inventory
 from rackproof.probes.agent import AgentCommand
 from rackproof.probes.bonding import BondInfo, BondSlave
 from rackproof.probes.ethtool import LinkInfo

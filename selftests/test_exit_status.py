@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import exitstatus
+from rackproof.ticket import exitstatus
 from selftests.suite import REPLAYS, REPO
 
 ROUTES = '''
 import pytest
 
-from rackproof.failure import Failure, NotVerified, judge
+from rackproof.judging.failure import Failure, NotVerified, judge
 from rackproof.probes.system import HOSTNAME
-from rackproof.references import REFERENCES, Reference
-from rackproof.remote import NoAnswer
-from rackproof.schedule import LockBusy
+from rackproof.inventory.references import REFERENCES, Reference
+from rackproof.nodes.remote import NoAnswer
+from rackproof.measuring.schedule import LockBusy
 
 ROUTE = None   # the route this run plants on thor-2
 REFERENCES["routes.rate"] = Reference("routes.rate", "lane rate", "Gbit/s", lambda e: 22.5, "22.5", target=23.5)

@@ -1,15 +1,15 @@
-"""A failed check is one record (rackproof.failure.Failure): the terminal line, the report's
+"""A failed check is one record (rackproof.judging.failure.Failure): the terminal line, the report's
 message and hint, and results.json's `failure` all come from its fields."""
 
 import datetime as dt
 
 import pytest
 
-from rackproof.failure import Failure, judge, together
-from rackproof.inventory import load_inventory
-from rackproof.measure import Expectation, Measurement
+from rackproof.judging.failure import Failure, judge, together
+from rackproof.inventory.model import load_inventory
+from rackproof.judging.figures import Expectation, Measurement
 from rackproof.report.document import Recorded, entry_for
-from rackproof.report.outcomes import Phase
+from rackproof.report.outcomes import PytestReport
 from selftests.suite import EXAMPLES
 
 ID = "tests_physical/test_lanes.py::test_lane_link_detected[thor-3:mgbe1_0]"
@@ -55,8 +55,8 @@ def test_several_comparisons_of_one_check_fail_together():
 def test_the_report_reads_the_record_field_by_field():
     f = Failure("thor-3 mgbe1_0", "lane speed", "25000Mb/s", "10000Mb/s", "the switch port is set to 10G",
                 details="  thor-3  10000")
-    phases = (Phase("setup", "passed"),
-              Phase("call", "failed", f"{f}\n\n({ID})", 0.1, {"rackproof_failure": f.as_dict()}))
+    phases = (PytestReport("setup", "passed"),
+              PytestReport("call", "failed", f"{f}\n\n({ID})", 0.1, {"rackproof_failure": f.as_dict()}))
     thor5 = load_inventory(EXAMPLES / "thor5.toml")
     entry = entry_for(Recorded(ID, phases), thor5.at(3), [], dt.date(2026, 12, 3))
     assert entry["message"] == "thor-3 mgbe1_0: lane speed: expected 25000Mb/s, found 10000Mb/s.\n  thor-3  10000"
@@ -65,7 +65,7 @@ def test_the_report_reads_the_record_field_by_field():
 
 
 def test_an_error_without_a_record_keeps_its_text_and_names_no_cause():
-    phases = (Phase("setup", "failed", "fixture 'hosts' failed: thor-9 unknown"),)
+    phases = (PytestReport("setup", "failed", "fixture 'hosts' failed: thor-9 unknown"),)
     thor5 = load_inventory(EXAMPLES / "thor5.toml")
     entry = entry_for(Recorded(ID, phases), thor5.at(3), [], dt.date(2026, 12, 3))
     assert (entry["outcome"], entry["message"], entry["hint"], entry["failure"]) == \

@@ -8,8 +8,10 @@ import argparse
 
 import pytest
 
-from rackproof import addressing, kinds
-from rackproof.inventory import FINISHED, load_inventory
+from rackproof.inventory import kinds
+
+from rackproof.judging import addressing
+from rackproof.inventory.model import FINISHED, load_inventory
 from rackproof_sim import cli
 from rackproof_sim.netns import neighbour_entries
 from rackproof_sim.profiles import CARRIES_MBIT, SCALE, generate, generated_name, get_profile, thor5

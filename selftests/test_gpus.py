@@ -1,4 +1,4 @@
-"""rackproof.gpus: a node's GPUs seen by the driver, every Thor in one power mode, clocks locked;
+"""rackproof.judging.gpus: a node's GPUs seen by the driver, every Thor in one power mode, clocks locked;
 both sides of each, on what the real tools print (samples named in test_probe_nvidia_smi.py and
 test_probe_jetson.py)."""
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.failure import Failure
-from rackproof.gpus import clocks_locked, gpus_seen, same_power_mode
-from rackproof.inventory import Expect
+from rackproof.judging.failure import Failure
+from rackproof.judging.gpus import clocks_locked, gpus_seen, same_power_mode
+from rackproof.inventory.model import Expect
 from rackproof.probes.jetson import ClockRange, PowerMode, parse_jetson_clocks, parse_nvpmodel
 from rackproof.probes.nvidia_smi import Gpu, parse_gpus
 

@@ -1,4 +1,4 @@
-"""rackproof.history without a rack: what a run appends, the drift rule (both sides), the small line
+"""rackproof.ticket.history without a rack: what a run appends, the drift rule (both sides), the small line
 beside a figure's bar, and a database that is not one (one line, exit 2)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from rackproof import history
+from rackproof.ticket import history
 from rackproof.report.charts import bar_chart
 
 

@@ -3,14 +3,14 @@ first time, and each later check that uses it shows that first answer as its evi
 
 import threading
 
-from rackproof.host import Host, Surveys, begin_surveys
-from rackproof.inventory import FINISHED, ClusterAtStep, load_inventory
-from rackproof.prerequisites import NodePrerequisites
+from rackproof.nodes.host import Host, Surveys, begin_surveys
+from rackproof.inventory.model import FINISHED, ClusterAtStep, load_inventory
+from rackproof.nodes.prerequisites import NodePrerequisites
 from rackproof.probes.accounts import PASSWD
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.jetson import DPKG_VERSIONS
 from rackproof.probes.system import HOSTNAME
-from rackproof.remote import EvidenceLog, Remote, Result
+from rackproof.nodes.remote import EvidenceLog, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 from selftests.test_prerequisites import healthy

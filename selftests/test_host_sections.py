@@ -4,10 +4,10 @@ a marker seen in an earlier batch) never shifts a section. Run on this machine's
 
 import pytest
 
-from rackproof.host import Host, ProbeFailed
-from rackproof.inventory import load_inventory
-from rackproof.probe import IN_C_LOCALE, Command, Probe
-from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
+from rackproof.nodes.host import Host, ProbeFailed
+from rackproof.inventory.model import load_inventory
+from rackproof.nodes.probe import IN_C_LOCALE, Command, Probe
+from rackproof.nodes.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 
 CAT = Probe("cat", "a file's text", "cat {path}", lambda text, path: text, ("path",))

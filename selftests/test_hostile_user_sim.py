@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rackproof.inventory import load_inventory
+from rackproof.inventory.model import load_inventory
 from selftests.simrack import SimRack, rack_marks, unique_name
 from selftests.suite import run_suite
 

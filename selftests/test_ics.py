@@ -1,4 +1,4 @@
-"""The shared calendar's .ics export read as reservations (rackproof.ics, and [slices] calendar
+"""The shared calendar's .ics export read as reservations (rackproof.inventory.ics, and [slices] calendar
 in cluster.toml). Real exports: ics_google_calendar_export_icalendar_tests.ics (Google Calendar
 70.9054) and ics_thunderbird_export_icalendar_tests.ics (Thunderbird), both from the test
 calendars of the icalendar library (collective/icalendar, src/icalendar/tests/calendars:
@@ -13,9 +13,9 @@ import icalendar
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rackproof.ics import CalendarError, parse_calendar
-from rackproof.inventory import InventoryError, load_inventory
-from rackproof.sharing import overlaps
+from rackproof.inventory.ics import CalendarError, parse_calendar
+from rackproof.inventory.model import InventoryError, load_inventory
+from rackproof.judging.sharing import overlaps
 
 SAMPLES = Path(__file__).parent / "samples"
 UTC = datetime.timezone.utc

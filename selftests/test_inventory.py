@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from rackproof.inventory import InventoryError, load_inventory, parse_inventory
+from rackproof.inventory.model import InventoryError, load_inventory, parse_inventory
 from selftests.suite import EXAMPLES, run_suite
 
 THOR5 = (EXAMPLES / "thor5.toml").read_text()

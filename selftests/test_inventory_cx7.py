@@ -4,7 +4,7 @@ cabled port on two subnets, each subnet shared with the other end), and an addre
 
 import pytest
 
-from rackproof.inventory import InventoryError, parse_inventory
+from rackproof.inventory.model import InventoryError, parse_inventory
 from selftests.suite import EXAMPLES
 
 SPARK2 = (EXAMPLES / "spark2.toml").read_text()

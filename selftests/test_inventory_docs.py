@@ -1,10 +1,10 @@
-"""docs/inventory.md's [expect] section is written from the code (rackproof/inventorydocs.py):
+"""docs/inventory.md's [expect] section is written from the code (rackproof/inventory/docs.py):
 the page in the repository is what the code writes, and a page that says other than the code
 (a default, a range, a line) is found and written back."""
 
 from pathlib import Path
 
-from rackproof.inventorydocs import HEADING, rewritten, section
+from rackproof.inventory.docs import HEADING, rewritten, section
 
 PAGE = Path(__file__).parents[1] / "docs" / "inventory.md"
 
@@ -12,7 +12,7 @@ PAGE = Path(__file__).parents[1] / "docs" / "inventory.md"
 def test_the_page_says_what_the_code_checks():
     page = PAGE.read_text(encoding="utf-8")
     assert rewritten(page) == page, "docs/inventory.md's [expect] section drifted: run " \
-                                    "`.venv/bin/python -m rackproof.inventorydocs docs/inventory.md`"
+                                    "`.venv/bin/python -m rackproof.inventory.docs docs/inventory.md`"
 
 
 def test_a_page_that_drifted_is_found_and_written_back():

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
-from rackproof import tomltext
-from rackproof.inventory import (Agent, Bond, Cluster, Cx7Interface, Engine, Expect, Inventory, InventoryError, Lane,
+from rackproof.inventory import tomltext
+from rackproof.inventory.model import (Agent, Bond, Cluster, Cx7Interface, Engine, Expect, Inventory, InventoryError, Lane,
                                  Node, SshSettings, Switch, load_inventory, parse_inventory)
-from rackproof.references import SETTINGS
+from rackproof.inventory.references import SETTINGS
 from rackproof_sim.profiles import PROFILES
 from rackproof_sim.rack import calendar_ics, inventory_toml
 from rackproof_sim.state import RackState
@@ -39,7 +39,7 @@ SECRET = "sk-live-9f8E7d6C5b4A3f2E1d0CbAzz"
 # problem lines that are about the file as a whole, not one field
 FILE_LINES = ("not valid TOML", "the file is", "tables or arrays are nested", "cannot read the inventory", "... and ")
 ROOTS = set(Inventory.model_fields) | {"(top level)"}
-# a problem line's field path (rackproof.inventory._error_path): names, [N], and the file's own
+# a problem line's field path (rackproof.inventory.model._error_path): names, [N], and the file's own
 # keys as Python shows a string, cut short with "…"
 FIELD_PATH = re.compile(r"\(top level\)|(?:\.?[A-Za-z0-9_-]{1,64}|\[[0-9]+\]"
                         r"|\[(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")…?\])+")

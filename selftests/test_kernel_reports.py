@@ -1,4 +1,4 @@
-"""rackproof.kernelreports: a node's kernel log as the plan reads it (the window, its cluster
+"""rackproof.judging.kernelreports: a node's kernel log as the plan reads it (the window, its cluster
 interfaces, the inventory's allowlist) and as the check test_kernel_log_clean judges it (each line
 quoted, safely).
 
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from rackproof import kernelreports
-from rackproof.failure import Failure
-from rackproof.inventory import Expect, InventoryError, Node
+from rackproof.judging import kernelreports
+from rackproof.judging.failure import Failure
+from rackproof.inventory.model import Expect, InventoryError, Node
 from rackproof.probes.kernellog import MAX_LINES, parse_kernel_log
 from rackproof_sim.formats.kernellog import render_journal
 from rackproof_sim.standins.kernellog import entries
@@ -119,9 +119,9 @@ def test_the_probe_reads_through_sudo_only_where_the_login_cannot_read_the_journ
 def test_rackproof_sudoers_writes_one_exact_line_for_a_login_outside_the_journal_s_groups():
     from pathlib import Path
 
-    from rackproof.inventory import FINISHED, ClusterAtStep, load_inventory
-    from rackproof.prerequisites import root_commands, sudoers_line
-    from rackproof.sudoers import visudo_problem
+    from rackproof.inventory.model import FINISHED, ClusterAtStep, load_inventory
+    from rackproof.nodes.prerequisites import root_commands, sudoers_line
+    from rackproof.subcommands.sudoers import visudo_problem
     inventory = load_inventory(Path(__file__).parents[1] / "examples" / "spark2.toml")
     cluster = ClusterAtStep(inventory, FINISHED)
     (root,) = [r for r in root_commands(cluster, inventory.nodes[0], False) if r.probe == "kernel log"]

@@ -1,11 +1,11 @@
-"""rackproof.linkhealth: what a lane's counters did under load, and when that fails. The
+"""rackproof.judging.linkhealth: what a lane's counters did under load, and when that fails. The
 simulated rack's marginal cable (selftests/test_acceptance_sim.py) shows the whole path."""
 
 import pytest
 
-from rackproof.failure import Failure, NotVerified
-from rackproof.inventory import Expect
-from rackproof.linkhealth import Change, Counters, LoadLedger, _grown, fail_on_errors, since_load
+from rackproof.judging.failure import Failure, NotVerified
+from rackproof.inventory.model import Expect
+from rackproof.judging.linkhealth import Change, Counters, LoadLedger, _grown, fail_on_errors, since_load
 
 WHERE = "thor-2 mgbe0_0 (switch sw-25g port 5, cable thor-2/1)"
 
@@ -43,9 +43,9 @@ def test_no_load_in_this_run_is_not_verified():
 
 
 def test_the_ledger_keeps_what_was_noted_or_why_not(monkeypatch):
-    import rackproof.linkhealth as linkhealth
-    from rackproof.host import ProbeFailed
-    from rackproof.remote import Result
+    import rackproof.judging.linkhealth as linkhealth
+    from rackproof.nodes.host import ProbeFailed
+    from rackproof.nodes.remote import Result
 
     noted = Counters(1, 2, 0, None, 0, 0, 5, 0, "nvethernet")
     answers = iter([{"mgbe1_0": noted},
@@ -86,10 +86,10 @@ def test_an_error_counted_still_fails_when_another_counter_is_missing():
 
 
 def test_a_lane_noted_unreadable_is_read_again_when_noted_again_and_a_read_one_never(monkeypatch):
-    """A late node (away at the run's first load, rackproof.racklife) is noted again before its
+    """A late node (away at the run's first load, rackproof.nodes.racklife) is noted again before its
     own load: what could not be read then is read now; counters already noted stay as they were."""
-    import rackproof.linkhealth as linkhealth
-    from rackproof.remote import NodeUnreachable
+    import rackproof.judging.linkhealth as linkhealth
+    from rackproof.nodes.remote import NodeUnreachable
 
     host = type("H", (), {"name": "thor-2"})()
     asked, away = [], [True]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import traffic
-from rackproof.failure import NotVerified
-from rackproof.host import Host, ProbeFailed
-from rackproof.inventory import load_inventory
-from rackproof.remote import EvidenceLog, Remote, Result
+from rackproof.measuring import traffic
+from rackproof.judging.failure import NotVerified
+from rackproof.nodes.host import Host, ProbeFailed
+from rackproof.inventory.model import load_inventory
+from rackproof.nodes.remote import EvidenceLog, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 

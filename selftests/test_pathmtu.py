@@ -1,7 +1,7 @@
-"""rackproof.pathmtu: what a node's don't-fragment pings say of its paths, per peer and per bond
+"""rackproof.measuring.pathmtu: what a node's don't-fragment pings say of its paths, per peer and per bond
 member (no rack: the answers are PingResults as the ping parser reads them)."""
 
-from rackproof import pathmtu
+from rackproof.measuring import pathmtu
 from rackproof.probes.ip import Interface
 from rackproof.probes.ping import PingResult
 

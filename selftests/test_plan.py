@@ -1,4 +1,4 @@
-"""rackproof.plan: the run's measurements, built from the selected checks and run by the controller
+"""rackproof.measuring.plan: the run's measurements, built from the selected checks and run by the controller
 before the first check, phase by phase; every check only judges what it was given."""
 
 from __future__ import annotations
@@ -13,14 +13,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from rackproof import checks, kinds, plan, portable, schedule
-from rackproof.inventory import FINISHED, load_inventory
-from rackproof.kinds import KINDS
+from rackproof import checks
+
+from rackproof.inventory import kinds
+
+from rackproof.measuring import plan, schedule
+
+from rackproof.nodes import portable
+from rackproof.inventory.model import FINISHED, load_inventory
+from rackproof.inventory.kinds import KINDS
 from rackproof.measurements import ALL, lanes, logins, nodes
 from rackproof.measurements.launcher import SPARKRUN_VERSION
-from rackproof.ownservers import OwnServers
-from rackproof.remote import Evidence, EvidenceLog, NodeUnreachable
-from rackproof.together import Part
+from rackproof.measuring.ownservers import OwnServers
+from rackproof.nodes.remote import Evidence, EvidenceLog, NodeUnreachable
+from rackproof.measuring.together import Part
 from selftests.suite import EXAMPLES, REPLAYS, run_suite
 
 THOR5 = load_inventory(EXAMPLES / "thor5.toml").at(FINISHED)
@@ -281,21 +287,21 @@ def test_a_disruptive_phase_another_run_keeps_waiting_is_its_checks_lockbusy_and
 def test_results_cross_to_the_workers_as_json_and_nothing_else(tmp_path):
     evidence = [Evidence("thor-1", "ethtool mgbe0_0", 0, "Link detected: yes", "", 0.01, 1.5e9)]
     clock = datetime.datetime(2026, 12, 6, 9, 41, 7, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))
-    results = plan.Results({("lane.link", "thor-1:mgbe0_0"): Part(("up",), None, evidence),
+    results = plan.Measured({("lane.link", "thor-1:mgbe0_0"): Part(("up",), None, evidence),
                             ("lane.link", "thor-2:mgbe0_0"): Part(None, NodeUnreachable("thor-2", "no route"), []),
                             ("node.holder_processes", "thor-1"): Part((clock, ()), None, [])})
-    again = plan.Results.loads(results.dumps())
+    again = plan.Measured.loads(results.dumps())
     assert again.parts[("lane.link", "thor-1:mgbe0_0")] == results.parts[("lane.link", "thor-1:mgbe0_0")]
     assert again.parts[("node.holder_processes", "thor-1")].value == (clock, ())   # a node's clock, its offset kept
     assert again.parts[("node.holder_processes", "thor-1")].value[0].utcoffset() == datetime.timedelta(hours=1)
     assert str(again.part("lane.link", "thor-2:mgbe0_0").error) == "thor-2 is unreachable: no route"
     with pytest.raises(portable.Unportable):
-        plan.Results.loads(portable.dumps({("lane.link", "thor-1:mgbe0_0"): "not a part"}))
+        plan.Measured.loads(portable.dumps({("lane.link", "thor-1:mgbe0_0"): "not a part"}))
 
 
 SPY = """
 import os
-from rackproof import plan
+from rackproof.measuring import plan
 _run = plan.run
 def _note(line):
     with open(os.environ["RACKPROOF_PLAN_CALLS"], "a") as calls:
@@ -337,8 +343,8 @@ class _BusySshd:
         self.name, self.spec, self.unreached, self.asked = "thor-1", THOR5.nodes[0], unreached, 0
 
     def read_each(self, probe, labels, **values):
-        from rackproof.host import ProbeFailed
-        from rackproof.remote import Result
+        from rackproof.nodes.host import ProbeFailed
+        from rackproof.nodes.remote import Result
         self.asked += 1
         if self.asked <= self.unreached:
             raise ProbeFailed(self.name, Result(probe.command(address=next(iter(labels)), **values), 0,
@@ -347,7 +353,7 @@ class _BusySshd:
 
 
 def test_sshd_not_reached_by_the_nodes_own_ssh_is_asked_again_then_cut_short(monkeypatch, tmp_path):
-    from rackproof.remote import NoAnswer
+    from rackproof.nodes.remote import NoAnswer
     monkeypatch.setattr(logins, "SSHD_ASKED_AGAIN_AFTER", (0.01, 0.01))
     ctx = plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks")
     slow = _BusySshd(unreached=2)     # a busy rack's handshake: the third ask reaches sshd

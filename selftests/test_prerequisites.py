@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from rackproof.checks import catalog
-from rackproof.doctor import step_checks
-from rackproof.failure import NotVerified
-from rackproof.host import Host
-from rackproof.inventory import FINISHED, ClusterAtStep, load_inventory
-from rackproof.prerequisites import TOOLS, NodePrerequisites, needed_on, survey_findings, tools_of
+from rackproof.subcommands.doctor import step_checks
+from rackproof.judging.failure import NotVerified
+from rackproof.nodes.host import Host
+from rackproof.inventory.model import FINISHED, ClusterAtStep, load_inventory
+from rackproof.nodes.prerequisites import TOOLS, NodePrerequisites, needed_on, survey_findings, tools_of
 from rackproof.probes import ParseError
 from rackproof.probes.iperf import IPERF3_CLIENT
 from rackproof.probes.slurm import MUNGE_TO
@@ -23,8 +23,8 @@ from rackproof.probes.sshcheck import SSH_CONNECTION
 from rackproof.probes.sshkeys import AUTHORIZED_KEYS
 from rackproof.probes.survey import Ran, parse_survey
 from rackproof.probes.system import HOSTNAME
-from rackproof.remote import EvidenceLog, Remote, Result
-from rackproof.sudoers import render, visudo_problem
+from rackproof.nodes.remote import EvidenceLog, Remote, Result
+from rackproof.subcommands.sudoers import render, visudo_problem
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 

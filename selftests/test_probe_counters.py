@@ -36,9 +36,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from rackproof.failure import Failure, NotVerified
-from rackproof.inventory import Expect
-from rackproof.linkhealth import LoadLedger, fail_on_errors, since_load
+from rackproof.judging.failure import Failure, NotVerified
+from rackproof.inventory.model import Expect
+from rackproof.judging.linkhealth import LoadLedger, fail_on_errors, since_load
 from rackproof.probes import ParseError
 from rackproof.probes.counters import (
     DRIVER, DRIVERS, LaneErrors, lane_errors, parse_bytes, parse_ethtool_driver, parse_ethtool_stats)

@@ -1,7 +1,7 @@
 """rackproof.probes.nccl against real nccl-tests outputs (all_gather on two DGX Sparks, an older
 all_reduce on two 8-GPU nodes, failures) and the noise mpirun mixes into them; NCCL's set-up
 from its own NCCL_DEBUG=INFO lines (real Spark and other captures), the nodes' NCCL settings,
-and the causes rackproof.ncclsetup names from them."""
+and the causes rackproof.judging.ncclsetup names from them."""
 
 import dataclasses
 from pathlib import Path
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rackproof import ncclsetup
-from rackproof.inventory import load_inventory
+from rackproof.judging import ncclsetup
+from rackproof.inventory.model import load_inventory
 from rackproof.probes import ParseError
 from rackproof.probes.nccl import (NcclResult, NcclRow, NcclSettings, NcclSetupError, development_build, parse_nccl,
                                    parse_nccl_run, parse_nccl_settings, parse_nccl_setup)

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rackproof.host import Host, ProbeFailed
-from rackproof.inventory import load_inventory
+from rackproof.nodes.host import Host, ProbeFailed
+from rackproof.inventory.model import load_inventory
 from rackproof.probes import ParseError
 from rackproof.probes.ping import PING, PingResult, parse_ping
-from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
+from rackproof.nodes.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 

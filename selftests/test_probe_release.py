@@ -2,17 +2,17 @@
 machine (verbatim) and the releases a Jetson AGX Thor and a DGX Spark report (kept from a jtop
 report and a login banner); /sys/class/dmi/id/bios_version of a DGX Spark (from a sosreport's DMI
 summary) and cat's words on a machine without DMI tables (verbatim). The simulated rack's uname
-prints through render_kernel, which reads back. And rackproof.releases, the check's comparison,
+prints through render_kernel, which reads back. And rackproof.judging.releases, the check's comparison,
 and the check itself (test_same_kernel_and_firmware, given its plan's answers), both ways."""
 
 from pathlib import Path
 
 import pytest
 
-from rackproof.failure import Failure
+from rackproof.judging.failure import Failure
 from rackproof.probes import ParseError
 from rackproof.probes.release import Firmware, parse_bios_version, parse_kernel
-from rackproof.releases import same_kernel_and_firmware
+from rackproof.judging.releases import same_kernel_and_firmware
 from rackproof_sim.formats.release import render_kernel
 from rackproof_sim.profiles import SPARK_RELEASE, THOR_RELEASE
 from tests_serving import test_configuration

@@ -19,7 +19,7 @@ from rackproof.probes import ParseError, sshcheck
 from rackproof.probes.sshcheck import (
     SSH_FANOUT, SshAttempt, SshConnection, classify_ssh_failure, parse_fanout, parse_offered_methods, sshd_answered,
     parse_ssh_connection)
-from rackproof.remote import LocalTransport
+from rackproof.nodes.remote import LocalTransport
 
 SAMPLES = Path(__file__).parent / "samples"
 

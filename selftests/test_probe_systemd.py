@@ -15,7 +15,7 @@ from hypothesis import given, strategies as st
 from rackproof.probes import ParseError
 from rackproof.probes.systemd import UNLIMITED, USER_JOBS, UserUnit, parse_systemctl_show
 from rackproof_sim.formats.systemd import render_systemctl_show
-from rackproof.sharing import without_time_limit
+from rackproof.judging.sharing import without_time_limit
 
 SAMPLES = Path(__file__).parent / "samples"
 

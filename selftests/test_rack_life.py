@@ -1,4 +1,4 @@
-"""The rack's own life (rackproof.racklife): a node that answers late is measured then, what was
+"""The rack's own life (rackproof.nodes.racklife): a node that answers late is measured then, what was
 measured before a node rebooted is never judged, the mesh asks a refusing peer again, and the
 suite's own short-lived listeners (srun's) are never an open service."""
 
@@ -9,14 +9,18 @@ import time
 
 import pytest
 
-from rackproof import plan, portable, racklife, sharing
-from rackproof.host import Host
-from rackproof.inventory import FINISHED, load_inventory
+from rackproof.judging import sharing
+
+from rackproof.measuring import plan
+
+from rackproof.nodes import portable, racklife
+from rackproof.nodes.host import Host
+from rackproof.inventory.model import FINISHED, load_inventory
 from rackproof.probes import ParseError
 from rackproof.probes.boot import BOOT_ID, parse_boot_id
 from rackproof.probes.sockets import parse_ss_listen
-from rackproof.remote import ConnectionLost, EvidenceLog, NodeUnreachable, Rebooted, Remote, Result
-from rackproof.together import Part
+from rackproof.nodes.remote import ConnectionLost, EvidenceLog, NodeUnreachable, Rebooted, Remote, Result
+from rackproof.measuring.together import Part
 from selftests.suite import EXAMPLES
 
 THOR5 = load_inventory(EXAMPLES / "thor5.toml").at(FINISHED)
@@ -146,7 +150,7 @@ def test_what_was_measured_before_a_reboot_is_marked_and_never_judged(tmp_path):
     assert results.part("node.hostname", "thor-1").value == "thor-1"
     assert any(re.fullmatch(r"rackproof: thor-3 rebooted between .*: what was measured of it before is not judged",
                             line) for line in said), said
-    again = plan.Results.loads(results.dumps()).part("node.hostname", "thor-3").error
+    again = plan.Measured.loads(results.dumps()).part("node.hostname", "thor-3").error
     assert str(again) == str(before) and isinstance(again, Rebooted)
 
 
@@ -180,9 +184,9 @@ def test_rebooted_is_cut_short_in_the_report_and_crosses_to_the_workers():
 
 def test_a_late_nodes_lanes_are_noted_before_its_own_load_so_their_counters_are_judged(tmp_path, monkeypatch):
     """Its lanes could not be read before the run's first load (it was away): noted again before
-    the load it is measured under (rackproof.linkhealth.LoadLedger.note), the others' never."""
-    from rackproof import linkhealth
-    from rackproof.linkhealth import Counters, LoadLedger
+    the load it is measured under (rackproof.judging.linkhealth.LoadLedger.note), the others' never."""
+    from rackproof.judging import linkhealth
+    from rackproof.judging.linkhealth import Counters, LoadLedger
 
     log = EvidenceLog()
     hosts_, nodes = hosts(log)
@@ -199,7 +203,7 @@ def test_a_late_nodes_lanes_are_noted_before_its_own_load_so_their_counters_are_
         nodes["thor-3"].down = False
         return f"{sender.name}->{receiver.name}"
     entries = [plan.in_rounds("lane.one_stream", "link_pair", pair),
-               plan.after_load("lane.counters", "loaded_lane",
+               plan.after_load("lane.counters", "lane",
                                lambda lane, ctx: ctx.ledger.before(lane.host.name, lane.name))]
     thor3 = [lane.name for node, lane in THOR5.lanes if node.name == "thor-3"]
     ctx = plan.Context(THOR5, hosts_, log, tmp_path / "locks", LoadLedger())

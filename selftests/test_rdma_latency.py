@@ -12,8 +12,8 @@ import pytest
 from rackproof.probes import ParseError
 from rackproof.probes.perftest import LatencyResult, parse_ib_write_lat
 from rackproof.measurements import cx7
-from rackproof.remote import LocalTransport, Result
-from rackproof.targets import Pair
+from rackproof.nodes.remote import LocalTransport, Result
+from rackproof.inventory.targets import Pair
 from rackproof_sim.formats.perftest import render_ib_write_lat
 from selftests.robustness import sample
 from selftests.test_causes import SPARK_PAIR, failure, hosts_of, measure_in, planned
@@ -128,7 +128,7 @@ def test_a_link_that_printed_no_row_is_never_a_pass(tmp_path):
 
 
 def test_the_declaration_is_what_prerequisites_know_of_the_tool():
-    from rackproof.prerequisites import TOOLS
+    from rackproof.nodes.prerequisites import TOOLS
     from rackproof.probes._between import declared
     from rackproof.probes.iperf import IPERF3
     from rackproof.probes.perftest import WRITE_BANDWIDTH, WRITE_LATENCY

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.inventory import Expect, InventoryError, load_inventory, parse_inventory
-from rackproof.references import REFERENCES, SETTINGS, convert, first_token_wait_s, lane_gbps, reference
+from rackproof.inventory.model import Expect, InventoryError, load_inventory, parse_inventory
+from rackproof.inventory.references import REFERENCES, SETTINGS, convert, first_token_wait_s, lane_gbps, reference
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 COUNTS = {"bond.rate": {"lanes": 4}, "bond.rate.lane_down": {"lanes": 4}, "bond.rate.lane_back": {"lanes": 4},

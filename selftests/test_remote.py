@@ -10,9 +10,9 @@ import pytest
 
 from paramiko import SSHException
 
-from rackproof.remote import (CommandTimeout, ConnectionLost, EvidenceLog, LocalTransport, NodeUnreachable, Remote,
+from rackproof.nodes.remote import (CommandTimeout, ConnectionLost, EvidenceLog, LocalTransport, NodeUnreachable, Remote,
                               SshTransport)
-from rackproof.replay import Recording, RecordingTransport, ReplayError, ReplayTransport, command_key
+from rackproof.nodes.replay import Recording, RecordingTransport, ReplayError, ReplayTransport, command_key
 
 
 def local(log, timeout=5.0):
@@ -292,8 +292,8 @@ class _Tunnelled:
 def _answered_through(monkeypatch, ends: list[str], late: bool = False, connected: str = ""):
     """SshTransport.http over connections that end as `ends` says, one per connect; the answers
     of the request itself (exchange) are made here."""
-    from rackproof import remote
-    from rackproof.http import HttpRequest, HttpResponse
+    from rackproof.nodes import remote
+    from rackproof.nodes.http import HttpRequest, HttpResponse
 
     def exchange(request, timeout, via):
         if late or conns[-1].ends == "session closed":
@@ -322,8 +322,8 @@ def test_a_request_whose_tunnel_closed_under_it_is_sent_again_on_a_fresh_connect
 def test_a_request_that_had_to_connect_again_says_so_in_its_evidence(monkeypatch):
     """A node's first contact can be a request over its SSH (the agent's): an sshd that refused
     the connects before it (restarting, rebooting) is named in that request's evidence."""
-    from rackproof.http import HttpRequest
-    from rackproof.remote import EvidenceLog, Remote
+    from rackproof.nodes.http import HttpRequest
+    from rackproof.nodes.remote import EvidenceLog, Remote
 
     said = "connected at attempt 4 after 02:35:42.7 refused (Connection refused)"
     response, _ = _answered_through(monkeypatch, ["answered"], connected=said)
@@ -344,8 +344,8 @@ def test_a_request_whose_connection_died_under_it_is_given_up_without_waiting_fo
     """paramiko does not wake fabric's forward when the connection under it dies: the request's
     socket stays open and its answer would only be late. The connection is watched instead, and
     leaving the forward (as fabric's closes its socket) ends the request."""
-    from rackproof import remote
-    from rackproof.http import HttpRequest
+    from rackproof.nodes import remote
+    from rackproof.nodes.http import HttpRequest
 
     conns, ended_by_the_forward, both_ended = [], [], threading.Event()
 
@@ -383,7 +383,7 @@ def test_a_late_answer_on_a_live_connection_stays_a_late_answer(monkeypatch):
 
 def test_a_refused_connect_is_tried_again_through_the_budget_and_the_message_names_every_attempt(tmp_path,
                                                                                                 monkeypatch):
-    from rackproof import remote as remote_module
+    from rackproof.nodes import remote as remote_module
     monkeypatch.setattr(remote_module, "CONNECT_BACKOFF", (0.2, 0.4))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -419,7 +419,7 @@ class _Connecting:
 def _opened_after(monkeypatch, failures: list, budget: float = 10.0):
     """SshTransport._opened over connections failing as `failures` say, then one that opens."""
     import errno as errnos
-    from rackproof import remote as remote_module
+    from rackproof.nodes import remote as remote_module
     monkeypatch.setattr(remote_module, "CONNECT_BACKOFF", (0.01,))
     transport = SshTransport("thor-3", "thor-3", "nvidia", 5.0, connect_budget=budget)
     opened, fails = [], [*failures, None]
@@ -455,7 +455,7 @@ def test_a_refused_login_is_said_at_once_never_waited_on(monkeypatch):
 
 
 def test_a_node_declared_unreachable_is_tried_once_more_with_one_attempt(tmp_path, monkeypatch):
-    from rackproof import remote as remote_module
+    from rackproof.nodes import remote as remote_module
     monkeypatch.setattr(remote_module, "CONNECT_BACKOFF", (0.2,))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -6,7 +6,7 @@ left out of the comparison. And the page shows it so."""
 
 from pathlib import Path
 
-from rackproof.inventory import Expect
+from rackproof.inventory.model import Expect
 from rackproof.probes.docker import IMAGE_ID
 from rackproof.probes.ethtool import DRIVER_INFO
 from rackproof.probes.jetson import DPKG_VERSIONS, NV_TEGRA_RELEASE

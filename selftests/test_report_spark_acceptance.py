@@ -5,9 +5,9 @@ check that carries a tool's warnings ends warned, with them as its message."""
 
 import pytest
 
-from rackproof.failure import Failure
+from rackproof.judging.failure import Failure
 from rackproof.report import spark_acceptance
-from rackproof.report.outcomes import Phase, outcome_of
+from rackproof.report.outcomes import PytestReport, outcome_of
 
 ALL_GREEN = {check: "passed" for item in spark_acceptance.ITEMS for check in item.checks}
 
@@ -58,8 +58,8 @@ def test_a_thor_cluster_has_no_such_section():
 
 def test_a_tools_warnings_make_the_check_warned_with_their_text():
     record = Failure("spark-2", "NVIDIA CDI spec: 1 of 3 referenced paths missing").as_dict()
-    warned = [Phase("setup", "passed"), Phase("call", "passed", properties={"rackproof_warnings": [record]}),
-              Phase("teardown", "passed")]
+    warned = [PytestReport("setup", "passed"), PytestReport("call", "passed", properties={"rackproof_warnings": [record]}),
+              PytestReport("teardown", "passed")]
     assert outcome_of(warned) == ("warned", "spark-2: NVIDIA CDI spec: 1 of 3 referenced paths missing")
-    failed = [Phase("setup", "passed"), Phase("call", "failed", "a gap", properties={"rackproof_warnings": [record]})]
+    failed = [PytestReport("setup", "passed"), PytestReport("call", "failed", "a gap", properties={"rackproof_warnings": [record]})]
     assert outcome_of(failed) == ("failed", "a gap")

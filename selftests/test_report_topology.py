@@ -4,10 +4,10 @@ it, and the SVG carries that state where a browser (or a reader) finds it."""
 import datetime as dt
 import re
 
-from rackproof.inventory import load_inventory
+from rackproof.inventory.model import load_inventory
 from rackproof.report import style, topology, topology_svg
 from rackproof.report.document import Recorded, entry_for
-from rackproof.report.outcomes import Phase
+from rackproof.report.outcomes import PytestReport
 from selftests.suite import EXAMPLES
 
 TODAY = dt.date(2026, 12, 2)
@@ -16,7 +16,7 @@ TODAY = dt.date(2026, 12, 2)
 def record(name, params, outcome, text=""):
     """A test as the plugin hands it over: its call phase with its parameters."""
     return Recorded(f"tests_x/test_x.py::{name}",
-                      (Phase("call", outcome, text, 0.1, {"rackproof_subject": params}),))
+                      (PytestReport("call", outcome, text, 0.1, {"rackproof_subject": params}),))
 
 
 def build(inventory, records, step=9):

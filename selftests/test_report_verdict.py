@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from rackproof import kinds
-from rackproof.inventory import FINISHED, load_inventory
-from rackproof.kinds import KINDS
+from rackproof.inventory import kinds
+from rackproof.inventory.model import FINISHED, load_inventory
+from rackproof.inventory.kinds import KINDS
 from rackproof.report import verdict, waivers
-from rackproof.report.outcomes import Phase, outcome_of
+from rackproof.report.outcomes import PytestReport, outcome_of
 from selftests.suite import EXAMPLES
 
 TODAY = dt.date(2026, 12, 2)
@@ -87,22 +87,22 @@ def measured(verdict_):
 
 
 @pytest.mark.parametrize("phases, outcome", [
-    ([Phase("setup", "passed"), Phase("call", "passed"), Phase("teardown", "passed")], "passed"),
-    ([Phase("setup", "passed"), Phase("call", "passed", properties=measured("warned"))], "warned"),
-    ([Phase("setup", "passed"), Phase("call", "passed", properties=measured("passed"))], "passed"),
-    ([Phase("setup", "passed"), Phase("call", "failed", "no link")], "failed"),
-    ([Phase("setup", "failed", "fixture broke")], "error"),
-    ([Phase("setup", "passed"), Phase("call", "passed"), Phase("teardown", "failed", "cleanup")], "error"),
-    ([Phase("setup", "passed"), Phase("call", "failed", "timed out", properties={"rackproof_outcome": "error"})], "error"),
-    ([Phase("setup", "skipped", "not at this step")], "skipped"),
-    ([Phase("setup", "passed"), Phase("call", "skipped", "no link", properties={"rackproof_waiver": {}})], "waived"),
+    ([PytestReport("setup", "passed"), PytestReport("call", "passed"), PytestReport("teardown", "passed")], "passed"),
+    ([PytestReport("setup", "passed"), PytestReport("call", "passed", properties=measured("warned"))], "warned"),
+    ([PytestReport("setup", "passed"), PytestReport("call", "passed", properties=measured("passed"))], "passed"),
+    ([PytestReport("setup", "passed"), PytestReport("call", "failed", "no link")], "failed"),
+    ([PytestReport("setup", "failed", "fixture broke")], "error"),
+    ([PytestReport("setup", "passed"), PytestReport("call", "passed"), PytestReport("teardown", "failed", "cleanup")], "error"),
+    ([PytestReport("setup", "passed"), PytestReport("call", "failed", "timed out", properties={"rackproof_outcome": "error"})], "error"),
+    ([PytestReport("setup", "skipped", "not at this step")], "skipped"),
+    ([PytestReport("setup", "passed"), PytestReport("call", "skipped", "no link", properties={"rackproof_waiver": {}})], "waived"),
 ])
 def test_outcome_from_phases(phases, outcome):
     assert outcome_of(phases)[0] == outcome
 
 
 def test_a_waived_check_keeps_its_original_message():
-    phases = [Phase("call", "skipped", "thor-2 mgbe0_0: found BaseR", properties={"rackproof_waiver": {}})]
+    phases = [PytestReport("call", "skipped", "thor-2 mgbe0_0: found BaseR", properties={"rackproof_waiver": {}})]
     assert outcome_of(phases) == ("waived", "thor-2 mgbe0_0: found BaseR")
 
 
@@ -230,9 +230,9 @@ def test_a_declared_node_scope_is_named_in_the_verdict_line():
 def test_a_test_stopped_before_its_teardown_did_not_run_to_an_outcome():
     from rackproof.report import document
 
-    started = document.Recorded("tests_x/test_x.py::test_b[thor-2]", (Phase("setup", "passed"),))
+    started = document.Recorded("tests_x/test_x.py::test_b[thor-2]", (PytestReport("setup", "passed"),))
     done = document.Recorded("tests_x/test_x.py::test_a[thor-1]",
-                             (Phase("setup", "passed"), Phase("call", "passed"), Phase("teardown", "passed")))
+                             (PytestReport("setup", "passed"), PytestReport("call", "passed"), PytestReport("teardown", "passed")))
     assert document.finished(done) and not document.finished(started)
 
 
@@ -250,7 +250,7 @@ def test_a_check_cut_short_by_a_transient_fault_makes_the_run_incomplete_not_rej
 
 
 def test_a_check_cut_short_by_a_reboot_names_the_reboot_not_a_dropped_connection():
-    from rackproof.remote import Rebooted
+    from rackproof.nodes.remote import Rebooted
 
     words = str(Rebooted("thor-3", "`ethtool enP2p1s0f0`", ("21:53:13", "21:53:40")))
     rebooted = entry("test_speed[thor-3]", "error", SSH, words)

@@ -11,7 +11,7 @@ FOUND = ("id", "check", "outcome", "message", "hint", "capability", "params", "n
          "measurements", "facts", "waiver")
 
 
-# each batch marks its sections with a nonce of its own (rackproof.host)
+# each batch marks its sections with a nonce of its own (rackproof.nodes.host)
 NONCE = re.compile(r"rackproof-section-[0-9a-f]{16}")
 
 

@@ -1,4 +1,4 @@
-"""rackproof.runfolder: what a run shares lives in a folder nobody else could have made, held or
+"""rackproof.nodes.runfolder: what a run shares lives in a folder nobody else could have made, held or
 swapped; anything else is refused with a clear error, never used."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import runfolder
-from rackproof.schedule import LockBusy, holding
+from rackproof.nodes import runfolder
+from rackproof.measuring.schedule import LockBusy, holding
 
 NOBODY = 65534
 OTHER_GROUP = 65533   # no group of this machine: nobody's own, outside the lock folder's
@@ -69,7 +69,8 @@ OPERATOR = r'''
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from rackproof import runfolder, schedule
+from rackproof.measuring import schedule
+from rackproof.nodes import runfolder
 runfolder.CONTROLLER_LOCKS = Path(sys.argv[2])
 try:
     folder = runfolder.cluster_locks("thor-shelf:['thor-1', 'thor-2']")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.inventory import load_inventory
+from rackproof.inventory.model import load_inventory
 
 from selftests.simrack import SimRack, rack_marks, with_connect_budget
 from selftests.suite import run_suite

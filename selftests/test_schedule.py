@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackproof.schedule import WHOLE_RACK, LockBusy, covering_round, derangements, holding, remove_when_idle
+from rackproof.measuring.schedule import WHOLE_RACK, LockBusy, covering_round, derangements, holding, remove_when_idle
 
 nodes = st.integers(min_value=2, max_value=40).map(lambda n: [f"thor-{i}" for i in range(1, n + 1)])
 

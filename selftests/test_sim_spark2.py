@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rackproof.inventory import load_inventory
+from rackproof.inventory.model import load_inventory
 from rackproof.probes.ibdev2netdev import parse_ibdev2netdev
 from rackproof.probes.nccl import parse_nccl
 from rackproof.probes.nvidia_smi import parse_nvidia_smi_query

@@ -12,7 +12,7 @@ import shlex
 
 import pytest
 
-from rackproof.inventory import load_inventory
+from rackproof.inventory.model import load_inventory
 from rackproof_sim.netns import has_default_route
 from rackproof_sim.profiles import thor5
 

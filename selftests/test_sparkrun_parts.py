@@ -1,4 +1,4 @@
-"""rackproof.sparkrun on the real sparkrun 0.4.2 answers of selftests/samples (see
+"""rackproof.judging.sparkrun on the real sparkrun 0.4.2 answers of selftests/samples (see
 test_probe_sparkrun.py): every field of the cluster definition is compared with the inventory and
 the one that differs is named; a host `sparkrun setup check` could not probe is put on the part
 of the preflight its error shows (the CX7 network, or SSH itself), and what that takes away
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import sparkrun
-from rackproof.capabilities import MULTI_NODE, SSH_MESH
-from rackproof.inventory import load_inventory
+from rackproof.judging import sparkrun
+from rackproof.judging.capabilities import MULTI_NODE, SSH_MESH
+from rackproof.inventory.model import load_inventory
 from rackproof.probes.sparkrun import parse_cluster_show, parse_setup_check
 
 SAMPLES = Path(__file__).parent / "samples"

@@ -21,7 +21,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from rackproof.capabilities import SPARKRUN
+from rackproof.judging.capabilities import SPARKRUN
 from selftests.simrack import SimRack, rack_marks
 from selftests.suite import run_suite
 

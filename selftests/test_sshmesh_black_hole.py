@@ -4,11 +4,11 @@ two mesh checks said "sshd accepted the connection and never answered: hung or o
 
 import pytest
 
-from rackproof import pathmtu, sshmesh
-from rackproof.failure import Failure
-from rackproof.inventory import FINISHED, ClusterAtStep, load_inventory
-from rackproof.remote import Evidence, EvidenceLog, Result
-from rackproof.together import Part
+from rackproof.measuring import pathmtu, sshmesh
+from rackproof.judging.failure import Failure
+from rackproof.inventory.model import FINISHED, ClusterAtStep, load_inventory
+from rackproof.nodes.remote import Evidence, EvidenceLog, Result
+from rackproof.measuring.together import Part
 from selftests.suite import EXAMPLES
 
 CLUSTER = ClusterAtStep(load_inventory(EXAMPLES / "thor5.toml"), FINISHED)

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.capabilities import CLOSED_NETWORK, PRIVATE_SLICES, SCHEDULED_JOBS
-from rackproof.exitstatus import INCOMPLETE as INCOMPLETE_EXIT
+from rackproof.judging.capabilities import CLOSED_NETWORK, PRIVATE_SLICES, SCHEDULED_JOBS
+from rackproof.ticket.exitstatus import INCOMPLETE as INCOMPLETE_EXIT
 from rackproof_sim import faults
 from rackproof_sim.state import RackState
 from selftests.simrack import SimRack, compare, rack_marks, rack_processes, snapshot, unique_name

@@ -1,6 +1,6 @@
-"""rackproof.together: a group measured at once, each part with its own evidence and its own
+"""rackproof.measuring.together: a group measured at once, each part with its own evidence and its own
 exception; what crosses the run's processes (the plan's results, to xdist workers) as JSON
-(rackproof.portable: nothing unpickled, no name outside rackproof built)."""
+(rackproof.nodes.portable: nothing unpickled, no name outside rackproof built)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from rackproof import portable
-from rackproof.failure import Failure
-from rackproof.host import ProbeFailed
+from rackproof.nodes import portable
+from rackproof.judging.failure import Failure
+from rackproof.nodes.host import ProbeFailed
 from rackproof.probes import ParseError
-from rackproof.serving import AccessKeyError
+from rackproof.judging.serving import AccessKeyError
 from rackproof.probes.iperf import IperfResult, IperfStream
-from rackproof.plan import NotMeasured
-from rackproof.remote import ChannelRefused, CommandTimeout, ConnectionLost, Evidence, EvidenceLog, NodeUnreachable, Result
-from rackproof.together import Part, at_once
+from rackproof.measuring.plan import NotMeasured
+from rackproof.nodes.remote import ChannelRefused, CommandTimeout, ConnectionLost, Evidence, EvidenceLog, NodeUnreachable, Result
+from rackproof.measuring.together import Part, at_once
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,9 +77,9 @@ def test_a_round_crosses_the_workers_as_it_was_measured():
     {"error": "os:system", "arguments": {"command": "touch /tmp/owned"}},
     {"error": "builtins:exec", "arguments": ["import os"]},
     {"dataclass": "subprocess:Popen", "fields": {"args": ["touch", "/tmp/owned"]}},
-    {"dataclass": "rackproof.remote:os.system", "fields": {}},
-    {"dataclass": "rackproof.remote:quote", "fields": {}},
-    {"error": "rackproof.remote:Evidence", "arguments": {}},
+    {"dataclass": "rackproof.nodes.remote:os.system", "fields": {}},
+    {"dataclass": "rackproof.nodes.remote:quote", "fields": {}},
+    {"error": "rackproof.nodes.remote:Evidence", "arguments": {}},
 ])
 def test_a_planted_file_names_nothing_outside_rackproof_and_runs_nothing(planted, tmp_path):
     with pytest.raises(portable.Unportable):

@@ -3,7 +3,7 @@ slow lane fails both attempts (every attempt kept, in the order run; the best is
 
 import pytest
 
-from rackproof import traffic
+from rackproof.measuring import traffic
 from rackproof.probes.iperf import IperfResult
 
 FLOOR = 225e6

@@ -14,14 +14,16 @@ from contextlib import contextmanager
 
 import pytest
 
-from rackproof import sharing, traffic
-from rackproof.host import Host, ProbeFailed
-from rackproof.ownservers import OwnServers
+from rackproof.judging import sharing
+
+from rackproof.measuring import traffic
+from rackproof.nodes.host import Host, ProbeFailed
+from rackproof.measuring.ownservers import OwnServers
 from rackproof.probes._between import declared
 from rackproof.probes.sockets import parse_ss_listen
-from rackproof.probe import Command
-from rackproof.inventory import load_inventory
-from rackproof.remote import Evidence, EvidenceLog, LocalTransport, Remote, Result
+from rackproof.nodes.probe import Command
+from rackproof.inventory.model import load_inventory
+from rackproof.nodes.remote import Evidence, EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 

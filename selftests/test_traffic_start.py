@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
-from rackproof import traffic
-from rackproof.host import Host, ProbeFailed
-from rackproof.inventory import load_inventory
-from rackproof.ownservers import OwnServers
-from rackproof.probe import Command
-from rackproof.remote import EvidenceLog, LocalTransport, Remote, Result
+from rackproof.measuring import traffic
+from rackproof.nodes.host import Host, ProbeFailed
+from rackproof.inventory.model import load_inventory
+from rackproof.measuring.ownservers import OwnServers
+from rackproof.nodes.probe import Command
+from rackproof.nodes.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted
 from selftests.test_traffic_servers import free_ports, listener

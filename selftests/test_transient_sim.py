@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 
-from rackproof.remote import CHANNELS_PER_CONNECTION
+from rackproof.nodes.remote import CHANNELS_PER_CONNECTION
 from rackproof_sim.node import nsenter
 from selftests.simrack import SimRack, rack_marks, unique_name
 from selftests.suite import REPO, run_suite
@@ -24,7 +24,7 @@ pytestmark = rack_marks()
 AT_ONCE = """
 import json, sys
 from concurrent.futures import ThreadPoolExecutor
-from rackproof.remote import EvidenceLog, NoAnswer, Remote, SshTransport
+from rackproof.nodes.remote import EvidenceLog, NoAnswer, Remote, SshTransport
 ssh_config, channels, count, command = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 log = EvidenceLog()
 log.sink = []

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rackproof import addressing
-from rackproof.failure import Failure, NotVerified
+from rackproof.judging import addressing
+from rackproof.judging.failure import Failure, NotVerified
 from rackproof.measurements.nodes import NODES_INTERFACES, NODE_HOSTNAME, NODE_INTERFACES, NODE_NAMES, NODE_PATH_MTU, \
     NODE_ROUTES
 

@@ -2,10 +2,12 @@
 
 import pytest
 
-from rackproof import bondrate, traffic
-from rackproof.failure import Failure, judge
+from rackproof.judging import bondrate
+
+from rackproof.measuring import traffic
+from rackproof.judging.failure import Failure, judge
 from rackproof.measurements.lanes import BOND_LANE_LOSS, NODE_BOND
-from rackproof.references import reference
+from rackproof.inventory.references import reference
 
 pytestmark = [pytest.mark.step(8), pytest.mark.capability("bonded bandwidth")]
 

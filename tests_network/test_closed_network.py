@@ -5,8 +5,8 @@ addresses takes keys only."""
 
 import pytest
 
-from rackproof.capabilities import CLOSED_NETWORK
-from rackproof.failure import Failure
+from rackproof.judging.capabilities import CLOSED_NETWORK
+from rackproof.judging.failure import Failure
 from rackproof.measurements.logins import NODE_OFFERED_METHODS
 from rackproof.measurements.nodes import NODE_FORWARDING, NODE_LISTENING_OPENLY
 

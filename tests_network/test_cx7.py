@@ -6,9 +6,9 @@ netplan file that survives a reboot (NCCL across the pair: test_nccl.py). (Spark
 
 import pytest
 
-from rackproof import addressing
-from rackproof.capabilities import MULTI_NODE
-from rackproof.failure import Failure, NotVerified, judge
+from rackproof.judging import addressing
+from rackproof.judging.capabilities import MULTI_NODE
+from rackproof.judging.failure import Failure, NotVerified, judge
 from rackproof.measurements.cx7 import CX7_ADDRESSES, CX7_LATENCY, CX7_LINK, CX7_NODE_NETPLAN, CX7_PEER_PINGS, \
     CX7_RDMA, CX7_ROCE, CX7_ROCE_CAUSE
 from rackproof.probes.netplan import CX7_NETPLAN

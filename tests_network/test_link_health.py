@@ -6,16 +6,16 @@ not verified, never passed."""
 
 import pytest
 
-from rackproof import capabilities, linkhealth
-from rackproof.failure import judge
+from rackproof.judging import capabilities, linkhealth
+from rackproof.judging.failure import judge
 from rackproof.measurements.lanes import LANE_COUNTERS_UNDER_LOAD
 
 
 @pytest.mark.step(3)
 @pytest.mark.after_load
-def test_lane_error_counters_under_load(loaded_lane, inventory, measure, guards, planned):
-    guards(*capabilities.lane(inventory, loaded_lane.host.spec))
+def test_lane_error_counters_under_load(lane, inventory, measure, guards, planned):
+    guards(*capabilities.lane(inventory, lane.host.spec))
     change = planned(LANE_COUNTERS_UNDER_LOAD)
-    linkhealth.fail_on_errors(change, loaded_lane.where)   # not verified without the counters it judges
-    m = measure("lane.fec_corrected", loaded_lane.where, change.corrected_per_gb, "blocks/GB")
-    judge(m, loaded_lane.where, linkhealth.CAUSES, also=change.describe())
+    linkhealth.fail_on_errors(change, lane.where)   # not verified without the counters it judges
+    m = measure("lane.fec_corrected", lane.where, change.corrected_per_gb, "blocks/GB")
+    judge(m, lane.where, linkhealth.CAUSES, also=change.describe())

@@ -5,9 +5,9 @@ a node beyond the inventory's. (Spark playbook; "Prueba mínima de aceptación";
 
 import pytest
 
-from rackproof import ncclsetup
-from rackproof.capabilities import MULTI_NODE
-from rackproof.failure import Failure, judge
+from rackproof.judging import ncclsetup
+from rackproof.judging.capabilities import MULTI_NODE
+from rackproof.judging.failure import Failure, judge
 from rackproof.measurements.nccl import CX7_NCCL, CX7_NCCL_SETTINGS
 
 pytestmark = pytest.mark.capability(MULTI_NODE)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rackproof import addressing
-from rackproof.failure import Failure, NotVerified
+from rackproof.judging import addressing
+from rackproof.judging.failure import Failure, NotVerified
 from rackproof.measurements.nodes import NODE_PEER_PINGS
 
 pytestmark = [pytest.mark.step(2), pytest.mark.capability("cluster network", blocks=True)]

@@ -10,8 +10,8 @@ import posixpath
 
 import pytest
 
-from rackproof import changes
-from rackproof.failure import Failure
+from rackproof.ticket import changes
+from rackproof.judging.failure import Failure
 from rackproof.measurements.cx7 import CX7_NODE_BACKUPS, CX7_NODE_MANAGEMENT_PATH
 from rackproof.measurements.nodes import NODE_SNAPSHOT
 from rackproof.probes.netplan import CX7_NETPLAN

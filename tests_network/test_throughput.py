@@ -7,11 +7,13 @@ block), with or without xdist.
 
 import pytest
 
-from rackproof import bondrate, traffic
-from rackproof.failure import Failure, judge
+from rackproof.judging import bondrate
+
+from rackproof.measuring import traffic
+from rackproof.judging.failure import Failure, judge
 from rackproof.measurements.diagnosis import BOND_FOUR_STREAMS_CAUSE, LANE_ONE_STREAM_PATH
 from rackproof.measurements.lanes import BOND_FOUR_STREAMS, LANE_ONE_STREAM
-from rackproof.references import reference
+from rackproof.inventory.references import reference
 
 SLOW_CAUSES = ("a lane negotiated 10G (switch port group or the Thor's flash-time 25G setting), a cable or "
                "port with errors (see retransmits, ethtool --show-fec -I), or CPU-bound iperf3 on the receiver")

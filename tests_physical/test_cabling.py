@@ -4,8 +4,8 @@ the interfaces the inventory pairs. A node without lldpd leaves its cabling not 
 
 import pytest
 
-from rackproof import cabling
-from rackproof.capabilities import CABLING
+from rackproof.judging import cabling
+from rackproof.judging.capabilities import CABLING
 from rackproof.measurements.cx7 import CX7_HEARD
 from rackproof.measurements.lanes import LANE_HEARD
 

@@ -5,10 +5,10 @@ operators' reports of GID indexes that differ between two Sparks.)"""
 
 import pytest
 
-from rackproof.capabilities import MULTI_NODE
-from rackproof.failure import Failure
+from rackproof.judging.capabilities import MULTI_NODE
+from rackproof.judging.failure import Failure
 from rackproof.measurements.cx7hardware import CX7_HARDWARE, CX7_PAIR_HARDWARE
-from rackproof.nichardware import differing
+from rackproof.measuring.nichardware import differing
 
 pytestmark = [pytest.mark.step(3), pytest.mark.capability(MULTI_NODE)]
 

@@ -3,8 +3,8 @@ the same power mode and, where the inventory asks, with its clocks locked."""
 
 import pytest
 
-from rackproof import gpus
-from rackproof.capabilities import FULL_SPEED
+from rackproof.judging import gpus
+from rackproof.judging.capabilities import FULL_SPEED
 from rackproof.measurements.nodes import NODES_POWER_MODE, NODE_CLOCKS, NODE_GPUS
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(FULL_SPEED)]

@@ -5,7 +5,7 @@ taken out."""
 
 import pytest
 
-from rackproof import kernelreports
+from rackproof.judging import kernelreports
 from rackproof.measurements.kernel import NODE_KERNEL_LOG
 
 pytestmark = pytest.mark.step(1)

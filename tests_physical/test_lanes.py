@@ -2,8 +2,8 @@
 
 import pytest
 
-from rackproof import capabilities
-from rackproof.failure import SLOW_LANE_CAUSES, Failure
+from rackproof.judging import capabilities
+from rackproof.judging.failure import SLOW_LANE_CAUSES, Failure
 from rackproof.measurements.lanes import LANE_FEC, LANE_LINK
 
 

@@ -4,8 +4,8 @@ a model served on another node keeps up with the same model on the agent's own n
 
 import pytest
 
-from rackproof import capabilities, serving
-from rackproof.failure import Failure, judge
+from rackproof.judging import capabilities, serving
+from rackproof.judging.failure import Failure, judge
 from rackproof.measurements.diagnosis import AGENT_COMPARISON_CAUSE, AGENT_STREAM_CAUSE
 from rackproof.measurements.engines import AGENT_COMPARISON, AGENT_MODELS, AGENT_PROCESS, AGENT_STREAM, \
     AGENT_WITHOUT_THE_KEY

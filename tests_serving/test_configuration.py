@@ -3,9 +3,9 @@ shows them beside the driver, CUDA, JetPack and the rest)."""
 
 import pytest
 
-from rackproof.capabilities import VERSIONS
+from rackproof.judging.capabilities import VERSIONS
 from rackproof.measurements.configuration import NODES_FIRMWARE, NODES_KERNEL
-from rackproof.releases import same_kernel_and_firmware
+from rackproof.judging.releases import same_kernel_and_firmware
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
 

@@ -3,8 +3,8 @@ address), and from the agent's node it lists its model, is healthy and really ge
 
 import pytest
 
-from rackproof import capabilities, serving
-from rackproof.failure import Failure
+from rackproof.judging import capabilities, serving
+from rackproof.judging.failure import Failure
 from rackproof.measurements.engines import ENGINE_ANSWERS, ENGINE_LISTENERS
 from rackproof.probes.sockets import scope
 

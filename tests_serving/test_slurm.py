@@ -4,9 +4,9 @@ key and a clock with the others, and the partition ends a job that gives no --ti
 
 import pytest
 
-from rackproof import slurm
-from rackproof.capabilities import SCHEDULED_JOBS
-from rackproof.failure import Failure
+from rackproof.judging import slurm
+from rackproof.judging.capabilities import SCHEDULED_JOBS
+from rackproof.judging.failure import Failure
 from rackproof.measurements.diagnosis import NODE_MUNGE_REFUSAL
 from rackproof.measurements.jobs import NODE_CLOCK, NODE_MUNGE_DECODED, NODE_SLURM_CONTROLLERS, NODE_SLURM_JOB, \
     SLURM_PARTITION

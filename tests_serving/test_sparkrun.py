@@ -8,9 +8,9 @@ not the Wi-Fi or management ones (the Spark guide's minimal acceptance, item 4).
 
 import pytest
 
-from rackproof import sparkrun
-from rackproof.capabilities import MULTI_NODE, SPARKRUN
-from rackproof.failure import Failure, together
+from rackproof.judging import sparkrun
+from rackproof.judging.capabilities import MULTI_NODE, SPARKRUN
+from rackproof.judging.failure import Failure, together
 from rackproof.measurements.launcher import SPARKRUN_DEFINITION, SPARKRUN_FABRIC, SPARKRUN_IMAGE, \
     SPARKRUN_SETUP_CHECK, SPARKRUN_VERSION
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from rackproof.capabilities import VERSIONS
+from rackproof.judging.capabilities import VERSIONS
 from rackproof.measurements.nodes import NODES_GPU_DRIVER, NODES_L4T_RELEASE, NODES_PACKAGES
-from rackproof.versions import JETPACK_PACKAGES, first_problem, version_mismatch
+from rackproof.judging.versions import JETPACK_PACKAGES, first_problem, version_mismatch
 
 pytestmark = [pytest.mark.step(5), pytest.mark.capability(VERSIONS)]
 

@@ -5,9 +5,9 @@ each home is the holder's alone (mode 700)."""
 
 import pytest
 
-from rackproof import sharing
-from rackproof.capabilities import PRIVATE_SLICES
-from rackproof.failure import Failure
+from rackproof.judging import sharing
+from rackproof.judging.capabilities import PRIVATE_SLICES
+from rackproof.judging.failure import Failure
 from rackproof.measurements.holders import NODE_HOLDER_ACCOUNTS, NODE_HOLDER_HOMES, NODE_HOLDER_PROCESSES, \
     NODE_HOLDER_SUDO, NODE_USER_JOBS
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rackproof.capabilities import MULTI_NODE, SSH_MESH
-from rackproof.failure import Failure
+from rackproof.judging.capabilities import MULTI_NODE, SSH_MESH
+from rackproof.judging.failure import Failure
 from rackproof.measurements.diagnosis import PAIR_SSH_NAME_LEADS
 from rackproof.measurements.logins import CX7_PAIR_SSH, PAIR_SSH
 from rackproof.measurements.nodes import NODE_LOGIN

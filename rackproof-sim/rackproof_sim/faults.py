@@ -21,7 +21,7 @@ import signal
 import time
 from pathlib import Path
 
-from rackproof import tomltext
+from rackproof.inventory import tomltext
 from . import lifeevents, lldp, node as nodemod, profiles, slurm, sparkrun
 from .util import SimError, batch, pid_alive, run, wait_until
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import icalendar
 
 import rackproof
-from rackproof import tomltext
-from rackproof.safetext import one_line
+from rackproof.inventory import tomltext
+from rackproof.nodes.safetext import one_line
 from . import lldp, netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac
@@ -299,8 +299,10 @@ class Rack:
         dst.mkdir(parents=True)
         write(dst / "__init__.py", '"""rackproof (the parts the simulated nodes run)."""\n')
         shutil.copytree(product / "probes", dst / "probes", ignore=ignore)
-        for module in ("probe.py", "bondhash.py"):
-            shutil.copy2(product / module, dst / module)
+        for folder, module in (("nodes", "probe.py"), ("measuring", "bondhash.py")):
+            (dst / folder).mkdir()
+            shutil.copy2(product / folder / "__init__.py", dst / folder / "__init__.py")
+            shutil.copy2(product / folder / module, dst / folder / module)
         subprocess.run([nodemod.PY, "-m", "compileall", "-q", str(self.state.lib)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for root, dirs, files in os.walk(self.state.lib):
@@ -613,7 +615,7 @@ def _age(seconds: float) -> str:
 
 def _validate_inventory(path: Path) -> None:
     try:
-        from rackproof.inventory import InventoryError, load_inventory
+        from rackproof.inventory.model import InventoryError, load_inventory
     except ImportError:       # pydantic missing: the suite cannot run anyway; the rack can
         return
     try:

@@ -1,4 +1,4 @@
-"""The measurement plan's entries (rackproof.plan), one module per subject; a check imports the
+"""The measurement plan's entries (rackproof.measuring.plan), one module per subject; a check imports the
 entry it judges and asks for its result with `planned(ENTRY)`. The plugin runs the entries the
 selected checks name (rackproof.checks.entries_named), in ALL's order.
 
@@ -21,7 +21,7 @@ selected checks name (rackproof.checks.entries_named), in ALL's order.
 
 from __future__ import annotations
 
-from rackproof.plan import Entry
+from rackproof.measuring.plan import Entry
 
 from . import configuration, cx7, cx7hardware, diagnosis, engines, holders, jobs, lanes, launcher, logins, nccl, nodes
 

@@ -3,8 +3,8 @@ the report's golden-configuration table: the kernel's release and the system fir
 
 from __future__ import annotations
 
-from rackproof import plan
-from rackproof.plan import Phase
+from rackproof.measuring import plan
+from rackproof.measuring.plan import Phase
 from rackproof.probes.release import BIOS, KERNEL
 
 from .nodes import reads

@@ -3,8 +3,10 @@ files that keep them."""
 
 from __future__ import annotations
 
-from rackproof import addressing, cabling, plan, staleinit, traffic
-from rackproof.plan import Phase
+from rackproof.judging import addressing, cabling, staleinit
+
+from rackproof.measuring import plan, traffic
+from rackproof.measuring.plan import Phase
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
 from rackproof.probes.netplan import CX7_NETPLAN, MODE_OWNER, NAMING_INTERFACES

@@ -5,7 +5,7 @@ fails names the entry it would need to know and reads it, as it reads its own me
 
 from __future__ import annotations
 
-from rackproof import diagnosis, plan
+from rackproof.measuring import diagnosis, plan
 
 from .engines import AGENT_COMPARISON, AGENT_STREAM
 from .jobs import NODE_SLURM_CONTROLLERS, NODE_SLURM_JOB

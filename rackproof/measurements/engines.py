@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from rackproof import plan, serving
-from rackproof.plan import Phase
+from rackproof.judging import serving
+
+from rackproof.measuring import plan
+from rackproof.measuring.plan import Phase
 from rackproof.probes import agent as agent_probes
 from rackproof.probes.sockets import LISTENING
 
@@ -34,7 +36,7 @@ def _through_agent_and_on_its_node(engine, ctx: plan.Context) -> tuple[serving.C
 
 ENGINE_LISTENERS = plan.each("engine.listeners", Phase.FACTS, "engine", lambda engine, ctx: engine.host.read(LISTENING))
 AGENT_PROCESS = plan.each("agent.process", Phase.FACTS, "agent", lambda agent, ctx: agent.read(
-    agent_probes.PROCESSES, program=ctx.cluster.agent.process))
+    agent_probes.AGENT_PROCESS, program=ctx.cluster.agent.process))
 AGENT_WITHOUT_THE_KEY = plan.each("agent.without_the_key", Phase.FACTS, "agent", _without_the_key)
 AGENT_MODELS = plan.each("agent.models", Phase.FACTS, "agent", lambda agent, ctx: serving.models(
     agent, _agent_url(ctx), serving.bearer(ctx.access_key(), "the access key")))

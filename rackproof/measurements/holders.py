@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from rackproof import plan, sharing
-from rackproof.plan import Phase
-from rackproof.probes.accounts import PASSWD, PROCESSES
+from rackproof.judging import sharing
+
+from rackproof.measuring import plan
+from rackproof.measuring.plan import Phase
+from rackproof.probes.accounts import PASSWD, PROCESS_OWNERS
 from rackproof.probes.netplan import MODE_OWNER
 from rackproof.probes.sudo import SUDO_RULES
 from rackproof.probes.system import CLOCK
@@ -20,7 +22,7 @@ def _homes(node, ctx: plan.Context) -> tuple[dict, dict]:
 NODE_HOLDER_ACCOUNTS = plan.each("node.holder_accounts", Phase.FACTS, "node",
                                  lambda node, ctx: node.read_each(PASSWD, ctx.cluster.slices.holders))
 NODE_HOLDER_PROCESSES = plan.each("node.holder_processes", Phase.FACTS, "node",
-                                  lambda node, ctx: (node.read(CLOCK), node.read(PROCESSES)))
+                                  lambda node, ctx: (node.read(CLOCK), node.read(PROCESS_OWNERS)))
 NODE_HOLDER_SUDO = plan.each("node.holder_sudo", Phase.FACTS, "node", lambda node, ctx: node.read_each(
     SUDO_RULES, sharing.with_logins(node, ctx.cluster.slices.holders)))
 NODE_HOLDER_HOMES = plan.each("node.holder_homes", Phase.FACTS, "node", _homes)

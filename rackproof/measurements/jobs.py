@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from rackproof import plan, slurm
-from rackproof.plan import Phase
+from rackproof.judging import slurm
+
+from rackproof.measuring import plan
+from rackproof.measuring.plan import Phase
 from rackproof.probes.chrony import TRACKING
 from rackproof.probes.slurm import PARTITION, SCONTROL_PING, SINFO_NODES, SRUN_HOSTNAME
 

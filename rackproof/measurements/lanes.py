@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from rackproof import bondrate, cabling, disrupt, linkhealth, plan, traffic
-from rackproof.plan import Phase
+from rackproof.judging import bondrate, cabling, linkhealth
+
+from rackproof.measuring import disrupt, plan, traffic
+from rackproof.measuring.plan import Phase
 from rackproof.probes.bonding import BONDING
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.fec import FEC
-from rackproof.references import reference
+from rackproof.inventory.references import reference
 
 
 def _one_stream(sender, receiver, ctx: plan.Context):
@@ -34,7 +36,7 @@ LANE_ONE_STREAM = plan.in_rounds("lane.one_stream", "link_pair", _one_stream, ah
 BOND_FOUR_STREAMS = plan.in_rounds("bond.four_streams", "link_pair",
                                    lambda sender, receiver, ctx: bondrate.attempts(sender, receiver, ctx.cluster),
                                    ahead=_servers(4))
-LANE_COUNTERS_UNDER_LOAD = plan.after_load("lane.counters_under_load", "loaded_lane", lambda lane, ctx: linkhealth.since_load(
+LANE_COUNTERS_UNDER_LOAD = plan.after_load("lane.counters_under_load", "lane", lambda lane, ctx: linkhealth.since_load(
     ctx.ledger, lane.host, lane.name, lane.where, ctx.cluster.expect))
 # opt-in (its check is disruptive): last, the whole rack held by the run alone
 BOND_LANE_LOSS = plan.alone("bond.lane_loss", "bond_pair", lambda sender, receiver, ctx: disrupt.lane_loss(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rackproof import plan
-from rackproof.plan import Phase
+from rackproof.measuring import plan
+from rackproof.measuring.plan import Phase
 from rackproof.probes import sparkrun
 from rackproof.probes.docker import IMAGE_ID
 

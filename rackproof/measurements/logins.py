@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import time
 
-from rackproof import addressing, plan, racklife, sshmesh
-from rackproof.host import ProbeFailed
-from rackproof.plan import Phase
+from rackproof.judging import addressing
+
+from rackproof.measuring import plan, sshmesh
+
+from rackproof.nodes import racklife
+from rackproof.nodes.host import ProbeFailed
+from rackproof.measuring.plan import Phase
 from rackproof.probes.sshcheck import OFFERED_METHODS, SSH_HOSTNAME, sshd_answered
-from rackproof.remote import ConnectionLost, NoAnswer
+from rackproof.nodes.remote import ConnectionLost, NoAnswer
 
 # a node's own ssh to its sshd that did not reach it is asked again after these pauses (seconds)
 SSHD_ASKED_AGAIN_AFTER = (1.0, 2.0)
@@ -47,7 +51,7 @@ def _offered_methods(node, ctx: plan.Context) -> dict:
 
 def _ssh_mesh(pairs: list[tuple], ctx: plan.Context) -> dict:
     """The mesh at once; a row whose ssh met its peer's sshd restarting or the peer away is asked
-    again, alone, within the connect budget (rackproof.racklife)."""
+    again, alone, within the connect budget (rackproof.nodes.racklife)."""
     ssh, names = ctx.cluster.ssh, {n.name: n.ssh_name for n in ctx.cluster.nodes}
     rows = sshmesh.rows({n: ctx.hosts[n] for n in names}, names, pairs, ssh.connect_timeout, ssh.fanout, ctx.log)
     seconds = ssh.connect_timeout

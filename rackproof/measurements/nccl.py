@@ -3,8 +3,10 @@ the NCCL settings each node would add to it."""
 
 from __future__ import annotations
 
-from rackproof import ncclsetup, plan, schedule
-from rackproof.plan import Phase
+from rackproof.judging import ncclsetup
+
+from rackproof.measuring import plan, schedule
+from rackproof.measuring.plan import Phase
 from rackproof.probes.nccl import NCCL_TEST
 
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from rackproof import addressing, pathmtu, plan, sharing, snapshot
-from rackproof.plan import Phase
+from rackproof.judging import addressing, sharing
+
+from rackproof.measuring import pathmtu, plan
+
+from rackproof.ticket import snapshot
+from rackproof.measuring.plan import Phase
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.jetson import DPKG_VERSIONS, JETSON_CLOCKS, NV_TEGRA_RELEASE, NVPMODEL
 from rackproof.probes.nvidia_smi import GPUS, NVIDIA_SMI
 from rackproof.probes.sockets import LISTENING_PROCESSES
 from rackproof.probes.sysctl import SYSCTL
 from rackproof.probes.system import HOSTNAME, LOGIN
-from rackproof.versions import JETPACK_PACKAGES
+from rackproof.judging.versions import JETPACK_PACKAGES
 
 
 def reads(probe):

@@ -25,7 +25,7 @@ from . import report as reporting
 # every test's own evidence: an autouse fixture, found on this module
 from .evidence import _collect_evidence  # noqa: F401
 from .options import INVENTORY, RECORDING
-from rackproof.host import begin_surveys
+from rackproof.nodes.host import begin_surveys
 
 
 # the configs of the runs under way in this process, the innermost last (a pytest run inside a

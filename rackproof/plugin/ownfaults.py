@@ -7,7 +7,7 @@
 - The run could not be added to the history database (another run held it locked past its
   timeout, or it cannot be written): the report is whole and says so; the run ends with
   HISTORY_NOT_WRITTEN.
-- The run's private folder (rackproof.runfolder) was removed while the run went on (a temp
+- The run's private folder (rackproof.nodes.runfolder) was removed while the run went on (a temp
   cleaner): one line, RUN_FOLDER_REMOVED.
 - A signal before the run's own handlers are in place (pytest still loading): one line, exit
   status 2 (interrupted), nothing measured and no report folder made yet.
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.exitstatus import HISTORY_NOT_WRITTEN, REPORT_NOT_WRITTEN, RUN_FOLDER_REMOVED
+from rackproof.ticket.exitstatus import HISTORY_NOT_WRITTEN, REPORT_NOT_WRITTEN, RUN_FOLDER_REMOVED
 from rackproof.report import document
-from rackproof.safetext import one_line
+from rackproof.nodes.safetext import one_line
 
 SAID = pytest.StashKey[str]()        # the one line a controller's fault ended the run with
 

@@ -1,4 +1,4 @@
-"""The run's measurement plan (rackproof.plan), run by the controller before the first check:
+"""The run's measurement plan (rackproof.measuring.plan), run by the controller before the first check:
 the pytest process itself, or pytest-xdist's controller once its workers have collected (it
 collects nothing itself: it learns the checks from their ids), never a worker. It measures the
 entries of rackproof.measurements that the selected checks name (read from their source, so the
@@ -16,15 +16,16 @@ import pytest
 from .options import INVENTORY, RECORDING, run_step
 from .params import RUN_FOLDER, evidence_log, locks_of
 from . import recording
-from rackproof import plan, portable
+from rackproof.measuring import plan
+from rackproof.nodes import portable
 from rackproof.checks import entries_named
-from rackproof.host import Host, connect
-from rackproof.linkhealth import LoadLedger
+from rackproof.nodes.host import Host, connect
+from rackproof.judging.linkhealth import LoadLedger
 from rackproof.measurements import ALL
-from rackproof.ownservers import OwnServers
-from rackproof.serving import read_access_key
+from rackproof.measuring.ownservers import OwnServers
+from rackproof.judging.serving import read_access_key
 
-RESULTS = pytest.StashKey[plan.Results]()
+RESULTS = pytest.StashKey[plan.Measured]()
 HOSTS = pytest.StashKey[dict[str, Host]]()
 ACCESS_KEY = pytest.StashKey[str]()
 RETRIED = pytest.StashKey[dict[str, list[str]]]()   # of the hosts closed already
@@ -101,11 +102,11 @@ def run_for_workers(config: pytest.Config, ids) -> None:
     os.replace(partial, path)
 
 
-def _run(config: pytest.Config, test_ids: list[str]) -> plan.Results:
+def _run(config: pytest.Config, test_ids: list[str]) -> plan.Measured:
     cluster = config.stash[INVENTORY].at(run_step(config))
     wanted = plan.wanted(lambda test_id: _named(config.rootpath, test_id), test_ids, cluster)
     if not wanted:
-        return plan.Results({})
+        return plan.Measured({})
     judges_load = any(entry.phase is plan.Phase.AFTER_LOAD and entry.key in wanted for entry in ALL)
     ledger = LoadLedger() if judges_load else None
     ctx = plan.Context(cluster, hosts(config), evidence_log(config), locks_of(config), ledger,
@@ -124,17 +125,17 @@ def _said(config: pytest.Config, line: str) -> None:
     writer.flush()
 
 
-def results_of(config: pytest.Config) -> plan.Results:
+def results_of(config: pytest.Config) -> plan.Measured:
     """What the run's plan measured: this process's own, or a worker's copy of the controller's."""
     if RESULTS not in config.stash:
         config.stash[RESULTS] = _read(config.stash[RUN_FOLDER] / RESULTS_FILE)
     return config.stash[RESULTS]
 
 
-def _read(path: Path) -> plan.Results:
+def _read(path: Path) -> plan.Measured:
     try:
-        return plan.Results.loads(path.read_text())
+        return plan.Measured.loads(path.read_text())
     except FileNotFoundError:
-        return plan.Results({})      # nothing planned: each check that asks is told so
+        return plan.Measured({})      # nothing planned: each check that asks is told so
     except portable.Unportable as e:   # the controller's own file in the run's private folder: never expected
         raise plan.NotMeasured(f"{path}: {e}") from None

@@ -1,5 +1,5 @@
 """`--record DIR` and `--anonymise`: where the run's answers are recorded, and the masked copy a
-site sends with a bug report (rackproof.anonymise), written by the controller when the run ends.
+site sends with a bug report (rackproof.ticket.anonymise), written by the controller when the run ends.
 
 With --anonymise nothing unmasked reaches DIR: the answers are recorded in the run's private
 folder (its xdist workers' too) and only their masked copy is written to DIR."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ..anonymise import AnonymiseError, Anonymiser, anonymise_recording
-from ..inventory import printable
+from rackproof.ticket.anonymise import AnonymiseError, Anonymiser, anonymise_recording
+from rackproof.inventory.model import printable
 from .options import INVENTORY, inventory_file
 from .params import RUN_FOLDER
 

@@ -1,7 +1,7 @@
 """A measurement between two nodes, declared once in its tool's module: a server the receiver
 runs on a free port, the client the sender runs against it, and the tool both are (its package,
-its platforms). rackproof.traffic runs any of them (servers started and always stopped, clients
-on the sender), rackproof.prerequisites learns the tool from it, and the closed-network check
+its platforms). rackproof.measuring.traffic runs any of them (servers started and always stopped, clients
+on the sender), rackproof.nodes.prerequisites learns the tool from it, and the closed-network check
 the process names of the run's own servers: a new measurement between nodes is its probe
 module's declaration, its plan entry and its judge.
 """
@@ -13,7 +13,7 @@ import pkgutil
 from dataclasses import dataclass
 from functools import cache
 
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import int_value
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 TOOL = "accounts"
 
@@ -53,7 +53,7 @@ PASSWD = Probe("getent passwd", "whether a login exists on the node, and its hom
                parse_passwd, ok_exit=(0, 2), once=True, seen_on=("Ubuntu 24.04", "Debian 12"),
                unseen="no real output of a Jetson AGX Thor or a DGX Spark was found; glibc prints the entry as "
                       "stored, alike on every glibc distribution")
-PROCESSES = Probe("ps owners", "every process on the node and its owner", "ps -eo user:32=,pid=,comm=", parse_processes,
+PROCESS_OWNERS = Probe("ps owners", "every process on the node and its owner", "ps -eo user:32=,pid=,comm=", parse_processes,
                   seen_on=("Kubernetes pod", "RHEL", "Debian 12"),
                   unseen="others' outputs were of `ps -eo user,pid,comm`, with the header this probe leaves out; "
                          "none of a Jetson AGX Thor or a DGX Spark was found")

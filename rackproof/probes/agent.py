@@ -13,7 +13,7 @@ from itertools import islice
 from pathlib import PurePosixPath
 
 from . import ParseError
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 TOOL = "ps"
 # ASCII digits, bounded: str.isdigit() also takes "²", which int() refuses, and int() refuses
@@ -100,7 +100,7 @@ def _options(words: list[str]) -> dict[str, list[str]]:
     return options
 
 
-PROCESSES = Probe("ps", "the agent's process and its --engine arguments", "ps -eo pid=,args=",
+AGENT_PROCESS = Probe("ps", "the agent's process and its --engine arguments", "ps -eo pid=,args=",
                   parse_agent_process, ("program",), seen_on=("RHEL 7", "Debian 12"),
                   unseen="of another machine only a RHEL 7 one (an insights-core fixture, some of its lines its "
                          "test authors' own); none of a Jetson AGX Thor or a DGX Spark was found")

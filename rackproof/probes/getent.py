@@ -9,7 +9,7 @@ import ipaddress
 from typing import Sequence
 
 from . import ParseError
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 TOOL = "getent"
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import json_field, load_json
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 TOOL = "ip"
 
@@ -128,7 +128,7 @@ ROUTE_GET = Probe("ip route get", "the route (interface, source) the node takes 
 ROUTES = Probe("ip route", "the main routing table (routes the kernel derives from addresses left out)",
                "ip -j route show", parse_route_table, seen_on=("Ubuntu netplan", "Ubuntu Vagrant", "Debian 12"),
                unseen="no `ip -j route show` of a Jetson AGX Thor or a DGX Spark was found")
-# the one change the suite makes to a cluster (rackproof.disrupt, only with --allow-disruptive)
+# the one change the suite makes to a cluster (rackproof.measuring.disrupt, only with --allow-disruptive)
 LINK_SET = Probe("ip link set", "takes a bond member down or up (only with --allow-disruptive)",
                  "sudo -n ip link set dev {lane} {state}", timeout=30, repeatable=False,
                  unseen="prints nothing the suite reads: judged by its exit status")

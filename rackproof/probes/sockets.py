@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import int_value
-from rackproof.bondhash import CLIENT_PORTS
-from rackproof.probe import Probe
+from rackproof.measuring.bondhash import CLIENT_PORTS
+from rackproof.nodes.probe import Probe
 
 TOOL = "ss"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from . import ParseError
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 TOOL = "sudo -l"
 

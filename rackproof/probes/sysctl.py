@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import ParseError
-from rackproof.probe import Probe
+from rackproof.nodes.probe import Probe
 
 TOOL = "sysctl"
 

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from rackproof.probe import IN_C_LOCALE, Probe
+from rackproof.nodes.probe import IN_C_LOCALE, Probe
 from rackproof.probes import ParseError
 from rackproof.probes.counters import DRIVER
 from rackproof.probes.docker import IMAGE_ID, Image
@@ -30,7 +30,7 @@ from rackproof.probes.nccl import NCCL_TEST
 from rackproof.probes.nvidia_smi import NVIDIA_SMI
 from rackproof.probes.rdmasysfs import RDMA_SYSFS
 from rackproof.probes.release import BIOS, KERNEL, Firmware
-from rackproof.versions import JETPACK_PACKAGES, matches
+from rackproof.judging.versions import JETPACK_PACKAGES, matches
 
 SAME, ODD, UNREAD, NOT_ASKED = "same", "odd", "unread", "not asked"
 
@@ -70,7 +70,7 @@ def _packages(values: dict, found: dict) -> dict:
     return {f"{name} (dpkg)": found.get(name) or Unread("not installed") for name in values["packages"]}
 
 
-# in the table's order; the [expect] field that pins a setting (rackproof.versions compares them alike)
+# in the table's order; the [expect] field that pins a setting (rackproof.judging.versions compares them alike)
 READERS = [
     Reader(KERNEL, lambda v: ["kernel"], lambda v, found: {"kernel": found}),
     Reader(BIOS, lambda v: ["system firmware (BIOS/UEFI)"],

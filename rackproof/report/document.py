@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import rackproof
-from rackproof import kinds
-from rackproof.failure import Failure
-from rackproof.inventory import ClusterAtStep
-from rackproof.userinput import read_regular_file
+from rackproof.inventory import kinds
+from rackproof.judging.failure import Failure
+from rackproof.inventory.model import ClusterAtStep
+from rackproof.inventory.userinput import read_regular_file
 
 from . import baseline as baseline_diff
 from . import configuration, facts, spark_acceptance, topology, verdict, waivers as waiver_rules
-from .outcomes import OUTCOMES, PROBLEMS, Phase, merged_properties, outcome_of
+from .outcomes import OUTCOMES, PROBLEMS, PytestReport, merged_properties, outcome_of
 
 SCHEMA_VERSION = "2.10"   # 2.0: the verdict INCOMPLETE and the run's coverage; 2.1: run.expectations_changed;
 #   2.2: a problem's failure record (tests[].failure); 2.3: what_changed (--before); 2.4: spark_acceptance;
@@ -60,7 +60,7 @@ class RunInfo:
 @dataclass(frozen=True)
 class Recorded:
     id: str                        # pytest's node id
-    phases: tuple[Phase, ...]
+    phases: tuple[PytestReport, ...]
 
 
 def _iso(epoch: float) -> str:

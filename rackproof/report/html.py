@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import html
 
-from rackproof.inventory import FINISHED
-from rackproof.safetext import shown
+from rackproof.inventory.model import FINISHED
+from rackproof.nodes.safetext import shown
 
 from . import measurements, topology_svg, verdict as verdicts
 from .charts import bar_chart
@@ -106,7 +106,7 @@ def _header(doc: dict, files: list[tuple[str, str]]) -> str:
 
 
 def _bundle_slot() -> str:
-    """Where `rackproof bundle` writes the bundle's contents digest (rackproof.bundle: the page
+    """Where `rackproof bundle` writes the bundle's contents digest (rackproof.ticket.bundle: the page
     cannot hold the digest of a manifest that covers the page)."""
     return ('<tr><th>Bundle contents digest</th><td id="bundle-digest"><span class="muted">not bundled: '
             "<code>rackproof bundle</code> writes it here, and <code>rackproof verify</code> prints it</span></td></tr>")

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rackproof.failure import Failure, NotVerified
-from rackproof.safetext import shown
+from rackproof.judging.failure import Failure, NotVerified
+from rackproof.nodes.safetext import shown
 
 OUTCOMES = ("passed", "warned", "failed", "error", "skipped", "waived", "not verified")
 PROBLEMS = ("failed", "error")
 
 
 @dataclass(frozen=True)
-class Phase:
+class PytestReport:
     """One pytest phase report, as plain data that crosses from xdist workers."""
 
     when: str                     # setup / call / teardown
@@ -34,14 +34,14 @@ class Phase:
     properties: dict = field(default_factory=dict)   # the rackproof_* user properties
 
 
-def merged_properties(phases: list[Phase]) -> dict:
+def merged_properties(phases: list[PytestReport]) -> dict:
     merged: dict = {}
     for phase in phases:
         merged.update(phase.properties)
     return merged
 
 
-def outcome_of(phases: list[Phase]) -> tuple[str, str]:
+def outcome_of(phases: list[PytestReport]) -> tuple[str, str]:
     """(outcome, text): the failure's or skip's text that goes with the outcome, else ""."""
     by_when = {p.when: p for p in phases}
     setup, call, teardown = (by_when.get(w) for w in ("setup", "call", "teardown"))

@@ -1,4 +1,4 @@
-"""A test's parameters as JSON, for results.json (what they touched: rackproof.kinds)."""
+"""A test's parameters as JSON, for results.json (what they touched: rackproof.inventory.kinds)."""
 
 from __future__ import annotations
 

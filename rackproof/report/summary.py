@@ -11,7 +11,7 @@ import html
 import re
 from pathlib import Path
 
-from rackproof.safetext import one_line
+from rackproof.nodes.safetext import one_line
 
 from . import verdict
 

@@ -9,7 +9,7 @@ skipped check does not count, and an element no check touched is "not checked".
 
 from __future__ import annotations
 
-from rackproof.inventory import ClusterAtStep, Node
+from rackproof.inventory.model import ClusterAtStep, Node
 
 from .facts import REACHED, UNREACHABLE
 

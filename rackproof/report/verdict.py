@@ -13,7 +13,7 @@ and its failure either blocks the cluster or only takes that capability away.
                           is listed. A check that failed is still reported: REJECTED stays REJECTED.
     ACCEPTED              every check of the run's scope passed (warned and waived ones included)
 
-Whatever the decision, a figure that drifted below its recent median (rackproof.history) is
+Whatever the decision, a figure that drifted below its recent median (rackproof.ticket.history) is
 listed in the summary with both numbers: an ACCEPTED run with warnings still says what warned.
 
 The scope is the build step and, when given, the nodes of `--node`: a declared scope, which the
@@ -35,7 +35,7 @@ BLOCKED, LIMITED_CAP, UNCONFIRMED, NOT_VERIFIED, AVAILABLE, NOT_CHECKED = (
     "blocked", "limited", "unconfirmed", "not verified", "available", "not checked")
 
 
-# the words rackproof.remote.Rebooted cuts a check short with: the node and when it rebooted
+# the words rackproof.nodes.remote.Rebooted cuts a check short with: the node and when it rebooted
 _REBOOTED = re.compile(r"measured before (\S+) rebooted at (\S+)")
 
 
@@ -117,7 +117,7 @@ class Coverage:
 
 def rebooted_under(tests: list[dict], cut_short: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     """{test id: (node, when)} of the checks cut short because their node rebooted, read from
-    their messages (rackproof.remote.Rebooted's words)."""
+    their messages (rackproof.nodes.remote.Rebooted's words)."""
     found = {}
     for test in tests:
         if test["id"] in cut_short and (m := _REBOOTED.search(test["message"])):

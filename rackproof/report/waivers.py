@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rackproof.userinput import read_regular_file
+from rackproof.inventory.userinput import read_regular_file
 
 MAX_BYTES = 1 << 20     # a waiver file is a few kilobytes; a bigger file is the wrong file
 

@@ -6,7 +6,7 @@ Each prints with its tool's renderer in rackproof_sim.formats, whose tests parse
 with the product's parser (rackproof.probes: pure functions over the real tools' formats) and
 compare it with the real samples.
 
-Run as `python3 -m rackproof_sim.standins TOOL ARGS...`; `TOOLS` lists them.
+Run as `python3 -m rackproof_sim.standins TOOL ARGS...`; `STANDINS` lists them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-TOOLS = {
+STANDINS = {
     "ethtool": "ethtool",
     "ibdev2netdev": "rdma",
     "ib_write_bw": "rdma",
@@ -46,7 +46,7 @@ SPARK_TOOLS = ["ethtool", "ibdev2netdev", "ib_write_bw", "ib_write_lat", "nvidia
                "all_gather_perf", "all_reduce_perf", "chronyc", "docker", "nvidia-ctk", "uname", "grep"]
 
 # the kernel's journal (issue 43): a node's own, never the host's (the namespaces share its kernel)
-TOOLS["journalctl"] = "kernellog"
+STANDINS["journalctl"] = "kernellog"
 THOR_TOOLS.append("journalctl")
 SPARK_TOOLS.append("journalctl")
 
@@ -91,11 +91,11 @@ def ipv4_of(iface: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in TOOLS:
-        sys.stderr.write(f"usage: python3 -m rackproof_sim.standins {{{','.join(TOOLS)}}} ARGS...\n")
+    if not argv or argv[0] not in STANDINS:
+        sys.stderr.write(f"usage: python3 -m rackproof_sim.standins {{{','.join(STANDINS)}}} ARGS...\n")
         raise SystemExit(2)
     tool, args = argv[0], argv[1:]
-    module = importlib.import_module(f"{__name__}.{TOOLS[tool]}")
+    module = importlib.import_module(f"{__name__}.{STANDINS[tool]}")
     try:
         code = module.run(tool, args)
     except BrokenPipeError:

@@ -29,7 +29,7 @@ import traceback
 from .. import formats
 from ..node import LOGIN_PATH
 from ..standin_client import SOCKET
-from . import TOOLS, main
+from . import STANDINS, main
 
 MAX_REQUEST = 64 << 10
 
@@ -37,7 +37,7 @@ MAX_REQUEST = 64 << 10
 def _preload(tools: list[str]) -> None:
     """Import what the tools print with, so a call's child imports nothing."""
     for tool in tools:
-        importlib.import_module(f"{__package__}.{TOOLS[tool]}")
+        importlib.import_module(f"{__package__}.{STANDINS[tool]}")
     for module in pkgutil.iter_modules(formats.__path__):
         importlib.import_module(f"{formats.__name__}.{module.name}")
 

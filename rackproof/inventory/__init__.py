@@ -1,0 +1,2 @@
+"""The cluster as cluster.toml declares it: its nodes, lanes and bounds, the references each figure is
+judged against, and the kinds of thing a check runs on."""

@@ -1,0 +1,2 @@
+"""Judging what was measured: figures against their references, a failure as one record, and the causes
+each subject names."""

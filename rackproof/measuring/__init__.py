@@ -1,0 +1,2 @@
+"""Measuring once for every check: the plan and its phases, traffic between nodes and the locks that
+keep measurements apart, what the disruptive phase does, and the diagnosis of a failure."""

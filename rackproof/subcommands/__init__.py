@@ -1,0 +1,1 @@
+"""The rackproof command's own subcommands beside running the suite: discover, doctor, sudoers."""
