@@ -136,7 +136,7 @@ def mesh_alone(rack: Rack) -> tuple[float, float]:
         "from rackproof.nodes.host import connect\n"
         "from rackproof.inventory.model import load_inventory\n"
         "from rackproof.nodes.remote import EvidenceLog\n"
-        "from rackproof import sshmesh\n"
+        "from rackproof.measuring import sshmesh\n"
         "inv = load_inventory(sys.argv[1]); log = EvidenceLog(); hosts = connect(inv, log)\n"
         "t = time.monotonic()\n"
         "for h in hosts.values(): h.remote.run('true')\n"

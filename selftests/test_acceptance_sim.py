@@ -442,7 +442,7 @@ def test_a_slow_member_fails_the_lane_loss_and_the_lane_still_comes_back(pyteste
 def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(thor5):
     # the controller takes thor-3 mgbe2_0 down and dies without a word (no finally runs; the
     # context manager is kept referenced so that garbage collection does not close it either)
-    dies = ("from rackproof import disrupt; from rackproof.nodes.host import connect; "
+    dies = ("from rackproof.measuring import disrupt; from rackproof.nodes.host import connect; "
             "from rackproof.inventory.model import load_inventory; from rackproof.nodes.remote import EvidenceLog; import os; "
             f"h = connect(load_inventory('{thor5.inventory}'), EvidenceLog())['thor-3']; "
             "held = disrupt.lane_down(h, 'mgbe2_0', restore_after=3); held.__enter__(); os._exit(0)")

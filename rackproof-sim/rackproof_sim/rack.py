@@ -322,10 +322,11 @@ class Rack:
         if n.spec.bond_lanes:
             # no bonding module in a namespace, and no file can be added to /proc: the node's cat
             # shows the simulated bond's view there, every other file as cat does
+            # (bash's exec -a: cat's own messages name it `cat`, as on a node, not /usr/bin/cat)
             write(n.dir / "bin" / "cat",
-                  "#!/bin/sh\n# rackproof sim stand-in for cat: /proc/net/bonding/* from the simulated bond\n"
-                  f"case $#:$1 in 1:/proc/net/bonding/*) exec /usr/bin/cat {NODE_PROC}/net/bonding/\"${{1#/proc/net/bonding/}}\";; esac\n"
-                  "exec /usr/bin/cat \"$@\"\n", 0o755)
+                  "#!/bin/bash\n# rackproof sim stand-in for cat: /proc/net/bonding/* from the simulated bond\n"
+                  f"case $#:$1 in 1:/proc/net/bonding/*) exec -a cat /usr/bin/cat {NODE_PROC}/net/bonding/\"${{1#/proc/net/bonding/}}\";; esac\n"
+                  "exec -a cat /usr/bin/cat \"$@\"\n", 0o755)
         if n.spec.platform == "thor":
             write(n.dir / "bin" / "thor-tigress-agent",
                   f"#!/bin/sh\nPYTHONPATH={self.state.lib} exec {nodemod.PY} -S -m rackproof_sim.agent \"$@\"\n", 0o755)
