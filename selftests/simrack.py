@@ -27,6 +27,7 @@ from rackproof_sim import faults
 from rackproof_sim.netns import list_netns
 from rackproof_sim.rack import Rack
 from rackproof_sim.state import RackState
+from selftests.suite import run_suite
 
 TOOLS = ("ip", "tc", "iperf3", "ssh", "ssh-keygen", "unshare", "nsenter", "setpriv", "curl", "sudo")
 
@@ -66,6 +67,15 @@ def unique_name(tag: str) -> str:
     return f"st{os.getpid() % 100000}{tag}"[:24]
 
 
+def rack_fixture(profile: str):
+    """A module's rack of `profile` (a fixture of that name): up for the module's tests, down after."""
+    @pytest.fixture(scope="module", name=profile)
+    def rack() -> Iterator[SimRack]:
+        with SimRack(profile) as up:
+            yield up
+    return rack
+
+
 class SimRack:
     def __init__(self, profile: str, name: str | None = None):
         self.profile = profile
@@ -92,6 +102,10 @@ class SimRack:
     @property
     def inventory(self) -> Path:
         return self.rack.inventory
+
+    def suite(self, pytester, *args: str):
+        """The suite run from the controller (the bench namespace) against this rack's inventory."""
+        return run_suite(pytester, f"--inventory={self.inventory}", *args, netns=self.rack.topo.bench)
 
     def bench(self, command: str, timeout: float = 30) -> subprocess.CompletedProcess:
         """A shell command on the controller (the bench namespace)."""

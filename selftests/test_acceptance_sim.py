@@ -13,13 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from rackproof.inventory import tomltext
 from rackproof.inventory.model import load_inventory
 from rackproof.ticket.anonymise import Anonymiser, anonymise_recording
 from rackproof.nodes.probe import IN_C_LOCALE
-from selftests.simrack import SimRack, rack_marks, with_connect_budget
+from selftests.simrack import rack_fixture, rack_marks, SimRack, with_connect_budget
 from selftests.test_anonymise import (assert_nothing_of_the_site, assert_replays_alike, masked_check, printed_in,
                                       replayed, site_strings)
 from selftests.suite import run_suite
@@ -27,26 +25,14 @@ from selftests.suite import run_suite
 pytestmark = rack_marks()
 
 
-@pytest.fixture(scope="module")
-def thor5():
-    with SimRack("thor5") as rack:
-        yield rack
+thor5 = rack_fixture("thor5")
 
 
-@pytest.fixture(scope="module")
-def thor2():
-    with SimRack("thor2") as rack:
-        yield rack
+thor2 = rack_fixture("thor2")
 
 
-@pytest.fixture(scope="module")
-def spark2():
-    with SimRack("spark2") as rack:
-        yield rack
+spark2 = rack_fixture("spark2")
 
-
-def suite(pytester, rack: SimRack, *args: str):
-    return run_suite(pytester, f"--inventory={rack.inventory}", *args, netns=rack.rack.topo.bench)
 
 
 def leftovers(rack: SimRack) -> dict[str, str]:
@@ -167,7 +153,7 @@ def test_healthy_thor5_passes_every_check_on_the_discovered_inventory_and_leaves
 
 
 def test_healthy_thor2_at_step_6_passes_every_check(pytester, thor2):
-    run = suite(pytester, thor2, "--step", "6", "-n", "2")
+    run = thor2.suite(pytester, "--step", "6", "-n", "2")
     assert run.exit_status == 0 and set(run.outcomes.values()) == {"passed"}, run.output
     assert "test_agent::test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]" in run.outcomes
     assert not any("bond" in t for t in run.outcomes), "no bond before step 8"
@@ -221,7 +207,7 @@ def test_lane_down_fec_mismatch_and_a_missing_key_each_fail_their_own_check_only
     # three faults on parts no other touches, judged in one run of the checks they can touch
     with thor5.planted("thor-3", "lane-down", "mgbe1_0"), thor5.planted("thor-2", "fec-mismatch", "mgbe0_0"), \
             thor5.planted("thor-2", "ssh-key-missing", "thor-4"):
-        run = suite(pytester, thor5, "tests_physical", "tests_ssh", "-n", "2")
+        run = thor5.suite(pytester, "tests_physical", "tests_ssh", "-n", "2")
     link, fec = "test_lanes::test_lane_link_detected[thor-3:mgbe1_0]", "test_lanes::test_lane_fec[thor-2:mgbe0_0]"
     key = "test_ssh_mesh::test_passwordless_ssh[thor-2->thor-4]"
     assert run.failed == {link, fec, key}, run.output
@@ -284,7 +270,7 @@ def test_node_unreachable_fails_its_own_checks_quickly_and_no_one_elses(pytester
 def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_verified(pytester, thor5):
     with thor5.planted("thor-2", "plugs-swapped", "mgbe1_0", "mgbe2_0"), thor5.planted("thor-4", "plug-in-port", "mgbe0_0", "1"), \
             thor5.planted("thor-5", "lldpd-missing"):
-        run = suite(pytester, thor5, "tests_physical/test_cabling.py", "tests_physical/test_lanes.py", "-n", "2")
+        run = thor5.suite(pytester, "tests_physical/test_cabling.py", "tests_physical/test_lanes.py", "-n", "2")
     cabling = "test_cabling::test_lane_is_in_its_planned_port"
     assert run.failed == {f"{cabling}[thor-2:mgbe1_0]", f"{cabling}[thor-2:mgbe2_0]", f"{cabling}[thor-4:mgbe0_0]",
                           f"{cabling}[thor-1:mgbe0_0]"}, run.output
@@ -309,7 +295,7 @@ def test_moved_plugs_fail_their_cabling_check_only_and_no_lldpd_leaves_it_not_ve
 
 def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester, thor2):
     with thor2.planted("thor-2", "marginal-cable", "mgbe0_0"):
-        run = suite(pytester, thor2, "--step", "6", "tests_physical", "tests_network/test_throughput.py",
+        run = thor2.suite(pytester, "--step", "6", "tests_physical", "tests_network/test_throughput.py",
                     "tests_network/test_link_health.py")
     health = "test_link_health::test_lane_error_counters_under_load"
     assert run.failed == {f"{health}[thor-2:mgbe0_0]"}, run.output
@@ -325,7 +311,7 @@ def test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas(pytester
 
 def test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface(pytester, thor2):
     with thor2.planted("thor-2", "mtu-lowered", "1400"):
-        run = suite(pytester, thor2, "--step", "6", "tests_network/test_addressing.py")
+        run = thor2.suite(pytester, "--step", "6", "tests_network/test_addressing.py")
     path = "test_addressing::test_packets_of_the_mtu_cross_whole_and_no_larger"
     assert run.failed == {f"{path}[thor-1]", "test_addressing::test_mtu_is_the_same_on_every_cluster_interface[all]"}
     assert run.messages[f"{path}[thor-1]"].startswith(
@@ -348,7 +334,7 @@ def test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2(pytester, thor2,
 
 def test_roce_link_down_fails_that_link_the_port_bandwidth_its_latency_and_nccl(pytester, spark2):
     with spark2.planted("spark-1", "roce-link-down", "enP2p1s0f1np1"):
-        run = suite(pytester, spark2, "tests_network/test_cx7.py", "tests_network/test_nccl.py")
+        run = spark2.suite(pytester, "tests_network/test_cx7.py", "tests_network/test_nccl.py")
     link = {f"test_cx7::test_cx7_{check}[{node}:enP2p1s0f1np1]"
             for check in ("interface_up", "speed", "ping_on_its_subnet") for node in ("spark-1", "spark-2")}
     # RoCE bandwidth and latency are measured both ways over the port's links; NCCL spreads a
@@ -367,7 +353,7 @@ def test_roce_link_down_fails_that_link_the_port_bandwidth_its_latency_and_nccl(
 
 def test_jetpack_mismatch_names_the_odd_node(pytester, thor5):
     with thor5.planted("thor-3", "jetpack-mismatch"):
-        run = suite(pytester, thor5, "tests_serving/test_versions.py")
+        run = thor5.suite(pytester, "tests_serving/test_versions.py")
     assert run.failed >= {"test_versions::test_same_l4t_release[all]",
                           "test_versions::test_same_package_version[all-nvidia-jetpack-jetpack_version]"}, run.output
     for test in run.failed:
@@ -378,7 +364,7 @@ def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor
     # one engine killed, another moved to 127.0.0.1, in one run of what an engine touches: the
     # engines' and the agent's checks
     with thor5.planted("thor-2", "engine-down"), thor5.planted("thor-3", "engine-on-loopback"):
-        run = suite(pytester, thor5, "tests_serving/test_engines.py", "tests_serving/test_agent.py", "-n", "2")
+        run = thor5.suite(pytester, "tests_serving/test_engines.py", "tests_serving/test_agent.py", "-n", "2")
     models = ("llama-3.1-8b@thor-2", "gemma-3-12b@thor-3")
     assert run.failed == {f"{check}[{model}]" for model in models for check in (
         "test_engines::test_engine_listens_on_its_cluster_address", "test_engines::test_engine_answers_from_the_agent_node",
@@ -392,7 +378,7 @@ def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor
 
 def test_slow_engine_fails_the_step_6_comparison_only(pytester, thor2):
     with thor2.planted("thor-2", "slow-engine"):
-        run = suite(pytester, thor2, "--step", "6", "tests_serving")
+        run = thor2.suite(pytester, "--step", "6", "tests_serving")
     test = "test_agent::test_remote_model_keeps_up_with_the_local_one[llama-3.1-8b@thor-2]"
     assert run.failed == {test}, run.output
     assert "llama-3.1-8b on thor-2 through the agent" in run.messages[test] and "tokens/s" in run.messages[test]
@@ -415,14 +401,14 @@ def sleepers(rack: SimRack, node: str) -> str:
 
 
 def test_without_allow_disruptive_the_lane_loss_is_out_of_scope(pytester, thor5):
-    run = suite(pytester, thor5, LANE_LOSS)
+    run = thor5.suite(pytester, LANE_LOSS)
     assert not run.outcomes, run.output
     assert {"check": "test_bond_rides_out_a_lane_loss", "reasons": ["disturbs the cluster; run with --allow-disruptive"]
             } in [{k: s[k] for k in ("check", "reasons")} for s in results(run)["scope"]]
 
 
 def test_a_healthy_bond_rides_out_a_lane_loss_and_gets_the_lane_back(pytester, thor5):
-    run = suite(pytester, thor5, "--allow-disruptive", LANE_LOSS)
+    run = thor5.suite(pytester, "--allow-disruptive", LANE_LOSS)
     assert run.outcomes == {LANE_LOSS_ID: "passed"}, run.output
     figures = {m["kind"]: m for t in results(run)["tests"] for m in t.get("measurements", [])}
     assert figures["bonded rate, one lane down"]["value"] < 0.875 < figures["bonded rate, lane back"]["value"]
@@ -431,7 +417,7 @@ def test_a_healthy_bond_rides_out_a_lane_loss_and_gets_the_lane_back(pytester, t
 
 def test_a_slow_member_fails_the_lane_loss_and_the_lane_still_comes_back(pytester, thor5):
     with thor5.planted("thor-1", "port-at-10G", "mgbe3_0"):
-        run = suite(pytester, thor5, "--allow-disruptive", LANE_LOSS)
+        run = thor5.suite(pytester, "--allow-disruptive", LANE_LOSS)
     assert run.failed == {LANE_LOSS_ID}, run.output
     message = run.messages[LANE_LOSS_ID]
     assert "thor-1 -> thor-2, thor-1 mgbe1_0 (switch port 2) down" in message
@@ -458,7 +444,7 @@ def test_a_lane_comes_back_by_itself_when_the_controller_dies_holding_it_down(th
 
 def test_a_duplicate_address_fails_once_naming_both_nodes_and_the_rest_point_to_it(pytester, thor5):
     with thor5.planted("thor-5", "duplicate-address", "thor-4"):
-        run = suite(pytester, thor5, "tests_network/test_addressing.py", "tests_network/test_reachability.py", "-n", "2")
+        run = thor5.suite(pytester, "tests_network/test_addressing.py", "tests_network/test_reachability.py", "-n", "2")
     unique = "test_addressing::test_cluster_addresses_are_unique[all]"
     assert unique in run.failed, run.output
     assert "10.10.0.14 is held by 2 nodes: thor-4 (bond0) and thor-5 (bond0)" in run.messages[unique]

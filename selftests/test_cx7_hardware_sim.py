@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from selftests.simrack import SimRack, rack_marks
+from selftests.simrack import rack_fixture, rack_marks
 from selftests.suite import run_suite
 
 pytestmark = rack_marks()
@@ -21,14 +21,8 @@ CHECKS = ("test_cx7_pcie_link_at_full_speed_and_width", "test_cx7_firmware_the_s
           "test_cx7_mtu_the_same_at_both_ends", "test_roce_v2_gid_index_the_same_at_both_ends", "test_cx7_speed")
 
 
-@pytest.fixture(scope="module")
-def spark2():
-    with SimRack("spark2") as rack:
-        yield rack
+spark2 = rack_fixture("spark2")
 
-
-def suite(pytester, rack: SimRack, *args: str):
-    return run_suite(pytester, f"--inventory={rack.inventory}", *args, netns=rack.rack.topo.bench)
 
 
 def function(test_id: str) -> str:
@@ -36,7 +30,7 @@ def function(test_id: str) -> str:
 
 
 def test_a_healthy_spark2_passes_every_check_of_its_cx7_hardware(pytester, spark2):
-    run = suite(pytester, spark2, HARDWARE, SPEED)
+    run = spark2.suite(pytester, HARDWARE, SPEED)
     assert run.failed == set() and run.with_outcome("error") == set(), run.output
     assert {function(t) for t in run.with_outcome("passed")} == set(CHECKS), run.output
 
@@ -64,7 +58,7 @@ FAULTS = [
 def test_each_fault_fails_its_own_check_with_its_cause_and_nothing_else(pytester, spark2, kind, node, check, targets,
                                                                          says):
     with spark2.planted(node, kind):
-        run = suite(pytester, spark2, HARDWARE, SPEED)
+        run = spark2.suite(pytester, HARDWARE, SPEED)
     assert {function(t) for t in run.failed} == {check}, run.output
     assert all(any(f"[{target}]" in t for t in run.failed) for target in targets), run.failed
     assert len(run.failed) == len(targets), run.failed
@@ -97,7 +91,7 @@ def test_with_every_fault_planted_the_whole_suite_fails_those_checks_only(pytest
     for kind, node, *_ in FAULTS:
         spark2.fault(node, kind)
     try:
-        run = suite(pytester, spark2)
+        run = spark2.suite(pytester)
     finally:
         for kind, node, *_ in reversed(FAULTS):
             spark2.heal(node, kind)

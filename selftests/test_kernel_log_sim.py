@@ -11,23 +11,16 @@ from __future__ import annotations
 
 import pytest
 
-from selftests.simrack import SimRack, rack_marks
-from selftests.suite import run_suite
+from selftests.simrack import rack_fixture, rack_marks, SimRack
 
 pytestmark = rack_marks()
 KERNEL = "tests_physical/test_kernel_log.py"
 
 
-@pytest.fixture(scope="module")
-def thor5():
-    with SimRack("thor5") as rack:
-        yield rack
+thor5 = rack_fixture("thor5")
 
 
-@pytest.fixture(scope="module")
-def spark2():
-    with SimRack("spark2") as rack:
-        yield rack
+spark2 = rack_fixture("spark2")
 
 
 @pytest.fixture(params=["thor5", "spark2"])
@@ -43,16 +36,13 @@ def check(node: str) -> str:
     return f"test_kernel_log::test_kernel_log_clean[{node}]"
 
 
-def suite(pytester, rack: SimRack, *args: str):
-    return run_suite(pytester, f"--inventory={rack.inventory}", *args, netns=rack.rack.topo.bench)
-
 
 def nodes(rack: SimRack) -> list[str]:
     return [spec.name for spec in rack.rack.profile.nodes]
 
 
 def test_a_healthy_rack_passes_the_kernel_log_check_on_every_node(pytester, rack):
-    run = suite(pytester, rack, KERNEL)
+    run = rack.suite(pytester, KERNEL)
     assert run.with_outcome("passed") == {check(node) for node in nodes(rack)}, run.output
 
 
@@ -60,7 +50,7 @@ def test_a_healthy_rack_passes_the_kernel_log_check_on_every_node(pytester, rack
 def test_an_xid_fails_the_kernel_log_check_of_its_node_with_the_line_quoted(pytester, request, profile, node):
     rack = rack_of(request, profile)
     with rack.planted(node, "kernel-xid"):
-        run = suite(pytester, rack, KERNEL)
+        run = rack.suite(pytester, KERNEL)
     assert run.failed == {check(node)}, run.output
     where = "PCI:0000:01:00" if node.startswith("thor") else "PCI:000f:01:00"
     message = run.messages[check(node)]
@@ -73,7 +63,7 @@ def test_an_xid_fails_the_kernel_log_check_of_its_node_with_the_line_quoted(pyte
 def test_a_fatal_aer_error_fails_the_kernel_log_check_of_its_node(pytester, request, profile, node, device):
     rack = rack_of(request, profile)
     with rack.planted(node, "kernel-aer-fatal"):
-        run = suite(pytester, rack, KERNEL)
+        run = rack.suite(pytester, KERNEL)
     assert run.failed == {check(node)}, run.output
     message = run.messages[check(node)]
     assert "2 line(s): AER fatal" in message and f"[AER fatal] PCIe AER fatal error on {device}" in message
@@ -86,7 +76,7 @@ def test_a_fatal_aer_error_fails_the_kernel_log_check_of_its_node(pytester, requ
 def test_a_link_flap_fails_the_kernel_log_check_naming_the_interface(pytester, request, profile, node, interface, line):
     rack = rack_of(request, profile)
     with rack.planted(node, "kernel-link-flap", interface):
-        run = suite(pytester, rack, KERNEL)
+        run = rack.suite(pytester, KERNEL)
     assert run.failed == {check(node)}, run.output
     message = run.messages[check(node)]
     assert "1 line(s): link flap" in message and f"[link flap] {interface} went down: " in message
@@ -102,13 +92,13 @@ def test_with_every_fault_planted_only_those_nodes_kernel_log_checks_fail(pytest
     changes nothing else (the GPU, the links and the PCIe devices stay as they were), so the
     checks that fail then are the healthy run's (none of them the kernel log's) and those nodes'
     kernel log checks."""
-    healthy = suite(pytester, rack)
+    healthy = rack.suite(pytester)
     assert not {name for name in healthy.failed if "test_kernel_log" in name}, healthy.output
     planted = PLANTED[rack.profile]
     for node, kind in planted:
         rack.fault(node, kind)
     try:
-        run = suite(pytester, rack)
+        run = rack.suite(pytester)
     finally:
         for node, kind in planted:
             rack.heal(node, kind)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from selftests.simrack import SimRack, rack_marks
+from selftests.simrack import rack_fixture, rack_marks
 from selftests.suite import run_suite
 
 pytestmark = rack_marks()
@@ -26,10 +26,7 @@ FAULTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def spark2():
-    with SimRack("spark2") as rack:
-        yield rack
+spark2 = rack_fixture("spark2")
 
 
 def nccl_check(pytester, rack):

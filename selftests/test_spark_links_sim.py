@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 
-from selftests.simrack import rack_marks
-from selftests.suite import run_suite
-from selftests.test_acceptance_sim import leftovers, spark2  # noqa: F401 (spark2: the rack, a fixture of this module too)
+from selftests.simrack import rack_fixture, rack_marks
+from selftests.test_acceptance_sim import leftovers
 
 pytestmark = rack_marks()
+spark2 = rack_fixture("spark2")
 
 # what a fault of the RDMA rate can touch: the CX7 checks, the hardware behind them, NCCL
 TOUCHED = ("tests_network/test_cx7.py", "tests_physical/test_cx7_hardware.py", "tests_network/test_nccl.py")
@@ -23,7 +23,7 @@ def in_each_direction(check: str, *pairs: str) -> set[str]:
 
 def test_one_slow_direction_of_one_device_fails_that_link_and_direction_only(pytester, spark2):
     with spark2.planted("spark-1", "rdma-direction-slow", "roceP2p1s0f1", "40"):
-        run = run_suite(pytester, f"--inventory={spark2.inventory}", *TOUCHED, netns=spark2.rack.topo.bench)
+        run = spark2.suite(pytester, *TOUCHED)
     # the port's sum is short by the same link: that direction alone
     assert run.failed == in_each_direction("roce_bandwidth_of_each_link", "spark-1->spark-2") | \
         in_each_direction("roce_bandwidth_over_the_port", "spark-1->spark-2"), run.output
@@ -39,7 +39,7 @@ def test_one_slow_direction_of_one_device_fails_that_link_and_direction_only(pyt
 
 def test_a_stale_initialisation_is_named_with_nvidia_s_recovery_both_ways(pytester, spark2):
     with spark2.planted("spark-2", "cx7-stale-init", "rocep1s0f1"):
-        run = run_suite(pytester, f"--inventory={spark2.inventory}", *TOUCHED, netns=spark2.rack.topo.bench)
+        run = spark2.suite(pytester, *TOUCHED)
     both = ("spark-1->spark-2", "spark-2->spark-1")
     assert run.failed == in_each_direction("roce_bandwidth_of_each_link", *both) | \
         in_each_direction("roce_bandwidth_over_the_port", *both), run.output
