@@ -380,13 +380,21 @@ def _p_late_first_token(rack, spec, node, args):
         f"the {e.model} engine sends its first token after {seconds:g} s, then {e.tokens_per_s:g} tokens/s"
 
 
-def _p_roce(rack, spec, node, args):
-    cabled = [c.name for c in spec.cx7 if c.link]
+def _cabled(spec, node: str, args: list[str], kind: str, by: str = "name") -> tuple[str, list[str]]:
+    """The cabled CX7 link a fault names, by its interface (`name`) or its RoCE device (`rdma_device`),
+    default the first cabled one; and the rest of the fault's args."""
+    cabled = [getattr(c, by) for c in spec.cx7 if c.link]
     if not cabled:
-        raise SimError(f"{node} has no CX7 links (roce-link-down is for a Spark)")
-    iface = args[0] if args else cabled[0]
-    if iface not in cabled:
-        raise SimError(f"{node} has no cabled CX7 interface {iface} (choose from {', '.join(cabled)})")
+        raise SimError(f"{node} has no CX7 links ({kind} is for a Spark)")
+    chosen = args[0] if args else cabled[0]
+    if chosen not in cabled:
+        what = "CX7 interface" if by == "name" else "RoCE device"
+        raise SimError(f"{node} has no cabled {what} {chosen} (choose from {', '.join(cabled)})")
+    return chosen, args[1:]
+
+
+def _p_roce(rack, spec, node, args):
+    iface, _ = _cabled(spec, node, args, "roce-link-down")
     _cable_link(rack, spec, iface, False)
     return iface, {}, f"the QSFP link of {iface} is down at both ends (ibdev2netdev shows it Down on " \
                       f"both nodes; RoCE, NCCL and SSH over it fail)"
@@ -1186,21 +1194,10 @@ def _u_model(rack, spec, node, target, undo):
 
 # --- each CX7 link and direction (issue 43) ------------------------------------------------
 
-def _rdma_device(spec, node: str, args: list[str], kind: str) -> tuple[str, list[str]]:
-    """The RoCE device a fault names (default: the first cabled link's), and the rest of its args."""
-    cabled = [c.rdma_device for c in spec.cx7 if c.link]
-    if not cabled:
-        raise SimError(f"{node} has no CX7 links ({kind} is for a Spark)")
-    device = args[0] if args else cabled[0]
-    if device not in cabled:
-        raise SimError(f"{node} has no cabled RoCE device {device} (choose from {', '.join(cabled)})")
-    return device, args[1:]
-
-
 def _p_rdma_model(kind: str, key: str, default_gbps: float, told: str):
     """A modelled RDMA rate for one device (`key`: which direction it caps, rackproof_sim.standins.rdma)."""
     def plant(rack, spec, node, args):
-        device, rest = _rdma_device(spec, node, args, kind)
+        device, rest = _cabled(spec, node, args, kind, by="rdma_device")
         try:
             gbps = float(rest[0]) if rest else default_gbps
         except ValueError:
