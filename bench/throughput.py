@@ -6,8 +6,9 @@ one measurement's length, iperf3's seconds and its warm-up, so the phase takes a
 rounds of each throughput check x that length. The whole suite's bound adds the lanes' counters,
 read before the first load and after the last (the slowest node's reads, from the run's own
 evidence, twice). Printed: wall times, the bounds, and the ratio of each run to its bound (the
-targets: the phase 1.2x at most; the whole suite 1.15x + 5 s at most). Figures are ratios
-measured in one run, not timed assertions.
+targets: the phase 1.2x at most; the whole suite 1.15x + 5 s at most), and whether -n was
+slower than the serial run (the target: never). Figures are ratios measured in one run, not
+timed assertions.
 
     sudo .venv/bin/python bench/throughput.py [--workers 2] [--profile thor5]
 """
@@ -111,6 +112,12 @@ def bound(inventory_path: Path, ran: set[str]) -> tuple[float, int]:
     return len(ran) * count * (inventory.expect.iperf_seconds + WARM_UP_SECONDS), count
 
 
+def against_serial(workers: str, serial: float, parallel: float) -> str:
+    """Whether -n was slower than the serial run (the target: never), and by how much."""
+    verdict = "slower than serial: target not met" if parallel > serial else "not slower than serial: target met"
+    return f"  xdist -n {workers} against serial {parallel - serial:+6.1f} s   (x{parallel / serial:.2f}) {verdict}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="thor5")
@@ -137,10 +144,12 @@ def main() -> None:
     print(f"  serial wall time      {serial:7.1f} s   ratio to the bound {serial / limit:5.2f}")
     print(f"  xdist -n {args.workers:<3} wall     {parallel:7.1f} s   ratio to the bound {parallel / limit:5.2f}")
     print(f"  bound                 {limit:7.1f} s   (rounds x (iperf3 seconds + warm-up) per check)")
+    print(against_serial(args.workers, serial, parallel))
     print(f"whole suite of {args.profile}, against its load bound (target: 1.15 x bound + 5 s = {target:.1f} s)")
     for name, wall in (("serial", whole_serial), (f"xdist -n {args.workers}", whole_parallel)):
         print(f"  {name:<12} wall time {wall:7.1f} s   ratio to the bound {wall / whole_limit:5.2f}   "
               f"target {'met' if wall <= target else 'not met'}")
+    print(against_serial(args.workers, whole_serial, whole_parallel))
     print(f"  load bound            {whole_limit:7.1f} s   (the phase's bound + the counters read twice, "
           f"{read_once:.1f} s each)")
     print(f"  the serial run's load phase {loaded:5.1f} s   ratio to the phase's bound {loaded / limit:5.2f}")

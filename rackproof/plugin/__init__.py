@@ -85,14 +85,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     params.parametrize(metafunc)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection(session: pytest.Session) -> None:
+# the innermost wrapper: inside the warnings' and logging's, around xdist's controller's refusal
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_collection(session: pytest.Session):
     # the nodes' surveys (a connect and a round trip each, the first thing every node is asked)
     # are taken while pytest collects, or while xdist's workers start: the plan finds them done
     config = session.config
     if INVENTORY in config.stash and config.stash[RECORDING] is None and not hasattr(config, "workerinput") \
             and not config.option.collectonly:
         begin_surveys(planning.hosts(config))
+    refused = yield
+    if planning.collects_for_workers(config):
+        # xdist's controller collects nothing of its own (DSession's pytest_collection): it collects
+        # here, while its workers start, so that its plan need not wait for a worker's collection
+        session.perform_collect()
+    return refused
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -109,7 +116,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         # what the imports and the collection made lives as long as the suite's run: the garbage
         # collector's full passes (pytest ends with two) no longer walk it
         gc.freeze()
-    reporting.share_collection(session)
     if run := reporting.running(session.config):
         run.collected([item.nodeid for item in session.items])
 
@@ -122,8 +128,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids) -> None:   # pytest-xdist, on the controller
     if run := reporting.running(node.config):
-        run.collected(ids)
-    planning.run_for_workers(node.config, ids)
+        run.worker_collected(node, ids)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -1,9 +1,10 @@
 """The run's measurement plan (rackproof.measuring.plan), run by the controller before the first check:
-the pytest process itself, or pytest-xdist's controller once its workers have collected (it
-collects nothing itself: it learns the checks from their ids), never a worker. It measures the
-entries of rackproof.measurements that the selected checks name (read from their source, so the
-controller needs no collection of its own); the results stay in this process for a serial run,
-and go to the workers as JSON in the run's private folder.
+the pytest process itself, or pytest-xdist's controller, never a worker. xdist's controller
+collects nothing of its own; for an acceptance run it collects the checks itself while its
+workers start (collects_for_workers), so that the plan starts without waiting for a worker's
+collection. It measures the entries of rackproof.measurements that the selected checks name
+(read from their source); the results stay in this process for a serial run, and go to the
+workers as JSON in the run's private folder.
 """
 
 from __future__ import annotations
@@ -81,25 +82,33 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def collects_for_workers(config: pytest.Config) -> bool:
+    """pytest-xdist's controller of an acceptance run: it collects the checks for its plan itself."""
+    return INVENTORY in config.stash and not _is_worker(config) and _has_workers(config)
+
+
+def _has_workers(config: pytest.Config) -> bool:
+    return config.pluginmanager.getplugin("dsession") is not None
+
+
 def run_here(session: pytest.Session) -> None:
-    """A run without workers: the plan for its collected checks, before the first."""
+    """The plan for the run's collected checks, before the first. pytest-xdist's controller writes
+    it for its workers before its loop hands out the first check: the workers' collections wait in
+    xdist's queue meanwhile (report._Report.worker_collected compares them with the controller's)."""
     config = session.config
-    if INVENTORY in config.stash and not _is_worker(config) and not config.option.collectonly \
-            and config.pluginmanager.getplugin("dsession") is None:
-        config.stash[RESULTS] = _run(config, [item.nodeid for item in session.items])
-
-
-def run_for_workers(config: pytest.Config, ids) -> None:
-    """pytest-xdist's controller, as a worker's collection arrives (every worker collects the same
-    checks): the plan once, written for the workers before xdist hands out the first check."""
-    if INVENTORY not in config.stash or RESULTS in config.stash:
+    if INVENTORY not in config.stash or _is_worker(config) or config.option.collectonly:
         return
-    results = config.stash[RESULTS] = _run(config, list(ids))
-    close_hosts(config)   # what the workers judge is measured: nothing more goes to the nodes
-    path = config.stash[RUN_FOLDER] / RESULTS_FILE
-    partial = path.with_suffix(".partial")
-    partial.write_text(results.dumps())
-    os.replace(partial, path)
+    if _has_workers(config) and session.testsfailed and not config.option.continue_on_collection_errors:
+        # the controller's own collection failed: the run stops as a serial run does, before
+        # xdist reads its workers' reports of the same errors (each error is reported once)
+        raise session.Interrupted(f"{session.testsfailed} error{'s' * (session.testsfailed != 1)} during collection")
+    results = config.stash[RESULTS] = _run(config, [item.nodeid for item in session.items])
+    if _has_workers(config):
+        close_hosts(config)   # what the workers judge is measured: nothing more goes to the nodes
+        path = config.stash[RUN_FOLDER] / RESULTS_FILE
+        partial = path.with_suffix(".partial")
+        partial.write_text(results.dumps())
+        os.replace(partial, path)
 
 
 def _run(config: pytest.Config, test_ids: list[str]) -> plan.Measured:
