@@ -30,7 +30,8 @@ from rackproof.probes.kernellog import JOURNALCTL_ARGS, KERNEL_LOG
 from rackproof.probes.netplan import NAMING_INTERFACES
 from rackproof.probes.sockets import LISTENING_PROCESSES
 from rackproof.probes.sudo import SUDO_RULES
-from rackproof.probes.survey import DAEMON, GROUPS, RUNS, SUDO_ALLOWED, SURVEY, TOOLS_ON_PATH, Survey
+from rackproof.probes.survey import (DAEMON, GROUPS, RUNS, SUDO_ALLOWED, SURVEY, SURVEY_PART, SURVEY_PARTS, TOOLS_ON_PATH,
+                                     Survey)
 from rackproof.probes.systemd import USER_JOBS
 from rackproof.nodes.remote import NoAnswer, NodeUnreachable
 from rackproof.nodes.replay import ReplayError
@@ -169,7 +170,9 @@ def survey_command(cluster: ClusterAtStep, node: Node) -> tuple[Command, list[Ro
               for t in TOOLS.values() if t.daemon]
     parts += [RUNS.command(tool=t.name, flag=t.asked) for t in TOOLS.values() if needed_on(t, cluster, node)]
     parts += [SUDO_ALLOWED.command(command=Command(root.asked), index=k) for k, root in enumerate(roots)]
-    return Command("; ".join(parts)), roots
+    started = " ".join(SURVEY_PART.command(command=Command(f"{{ {part}; }}"), index=k) for k, part in enumerate(parts))
+    files = Command(" ".join(f'"$t/{k}"' for k in range(len(parts))))
+    return SURVEY_PARTS.command(started=Command(started), files=files), roots
 
 
 @dataclass(frozen=True)
