@@ -12,11 +12,13 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-SCALE = 0.01          # every modelled rate x scale = the rate the rack really shapes to (at most this)
-# what this machine's veths, bridges and tc carry at once: a round of throughput tests loads
-# every lane at the same time (thor5's five -P 4 pairs, 5 Gbit/s, leave the two cores about half
-# idle); a rack with more lanes is shaped to a smaller scale
-CARRIES_MBIT = 5000
+SCALE = 0.004         # every modelled rate x scale = the rate the rack really shapes to (at most this)
+# The traffic itself is the rack's largest cost in CPU: a whole thor5 run took 33 CPU-seconds of
+# the two cores at 0.01 (250 Mbit/s a lane) and 25 at 0.004, the same 42 s of wall time (cpuacct,
+# 2026-12-07); the selftests run dozens of such runs side by side. What this machine's veths,
+# bridges and tc carry at once: a round of throughput tests loads every lane at the same time
+# (thor5's five -P 4 pairs, 20 lanes, 2 Gbit/s); a rack with more lanes is shaped to a smaller scale
+CARRIES_MBIT = 2000
 USER = "nvidia"       # the same login on every node
 MGMT_NET = "192.168.77"  # house network: bench .1, node i (1-based) .10+i
 

@@ -1,5 +1,5 @@
 """Lane rates: an htb class on the egress of both ends of every link, at the modelled rate x
-the rack's scale (25 Gbit/s -> 250 Mbit/s at 0.01)."""
+the rack's scale (25 Gbit/s -> 100 Mbit/s at 0.004)."""
 
 from __future__ import annotations
 
