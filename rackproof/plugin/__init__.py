@@ -12,6 +12,7 @@ fixtures/, which conftest.py loads.
     recording  where --record writes the run's answers, and --anonymise's masked copy
     evidence   what a check leaves: commands run, figures, capability, its message
     report     the acceptance report (one folder per run) and the verdict's coverage
+    workers    pytest-xdist's workers start aside while the controller measures
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import gc
 
 import pytest
 
-from . import evidence, options, ownfaults, params, planning, recording
+from . import evidence, options, ownfaults, params, planning, recording, workers
 from . import report as reporting
 # every test's own evidence: an autouse fixture, found on this module
 from .evidence import _collect_evidence  # noqa: F401
@@ -64,11 +65,25 @@ def pytest_configure(config: pytest.Config) -> None:
             run.folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:    # the report's folder cannot be made (read-only, disk full)
         ownfaults.folder_not_made(e)
+    # the nodes' surveys (a connect and a round trip each, the first thing every node is asked)
+    # are taken while pytest starts its session and collects, or while xdist's workers start:
+    # the plan finds them done
+    if INVENTORY in config.stash and config.stash[RECORDING] is None and not hasattr(config, "workerinput") \
+            and not config.option.collectonly:
+        begin_surveys(planning.hosts(config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs) -> None:   # pytest-xdist, on the controller
+    if INVENTORY in config.stash:
+        workers.lower(config, specs)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:   # pytest-xdist, on the controller: a worker starts
     params.hand_run_folder(node)
+    if INVENTORY in node.config.stash:
+        workers.aside(node.config, node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -88,12 +103,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # the innermost wrapper: inside the warnings' and logging's, around xdist's controller's refusal
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_collection(session: pytest.Session):
-    # the nodes' surveys (a connect and a round trip each, the first thing every node is asked)
-    # are taken while pytest collects, or while xdist's workers start: the plan finds them done
     config = session.config
-    if INVENTORY in config.stash and config.stash[RECORDING] is None and not hasattr(config, "workerinput") \
-            and not config.option.collectonly:
-        begin_surveys(planning.hosts(config))
     refused = yield
     if planning.collects_for_workers(config):
         # xdist's controller collects nothing of its own (DSession's pytest_collection): it collects

@@ -16,7 +16,7 @@ import pytest
 
 from .options import INVENTORY, RECORDING, run_step
 from .params import RUN_FOLDER, evidence_log, locks_of
-from . import recording
+from . import recording, workers
 from rackproof.measuring import plan
 from rackproof.nodes import portable
 from rackproof.checks import entries_named
@@ -102,13 +102,16 @@ def run_here(session: pytest.Session) -> None:
         # the controller's own collection failed: the run stops as a serial run does, before
         # xdist reads its workers' reports of the same errors (each error is reported once)
         raise session.Interrupted(f"{session.testsfailed} error{'s' * (session.testsfailed != 1)} during collection")
-    results = config.stash[RESULTS] = _run(config, [item.nodeid for item in session.items])
-    if _has_workers(config):
-        close_hosts(config)   # what the workers judge is measured: nothing more goes to the nodes
-        path = config.stash[RUN_FOLDER] / RESULTS_FILE
-        partial = path.with_suffix(".partial")
-        partial.write_text(results.dumps())
-        os.replace(partial, path)
+    try:
+        results = config.stash[RESULTS] = _run(config, [item.nodeid for item in session.items])
+        if _has_workers(config):
+            close_hosts(config)   # what the workers judge is measured: nothing more goes to the nodes
+            path = config.stash[RUN_FOLDER] / RESULTS_FILE
+            partial = path.with_suffix(".partial")
+            partial.write_text(results.dumps())
+            os.replace(partial, path)
+    finally:
+        workers.back(config)   # (their start-up waited aside while the plan measured)
 
 
 def _run(config: pytest.Config, test_ids: list[str]) -> plan.Measured:
