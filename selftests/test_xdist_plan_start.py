@@ -7,6 +7,7 @@ import json
 import os
 import re
 
+from rackproof.plugin import workers
 from selftests.report_suite import run_report
 from selftests.suite import REPLAYS, REPO, run_suite
 
@@ -51,8 +52,43 @@ def test_the_controller_plans_before_any_worker_has_collected(pytester, monkeypa
     monkeypatch.setenv("RACKPROOF_PLAN_ORDER", str(notes))
     run = run_suite(pytester, "-p", "order_spy", "--replay", str(REPLAYS / "thor5-healthy"), "-n", "2")
     assert run.exit_status == 0, run.output
-    assert notes.read_text().splitlines() == ["ran the plan", "gw0 collected", "gw1 collected"] or \
-        notes.read_text().splitlines() == ["ran the plan", "gw1 collected", "gw0 collected"], notes.read_text()
+    first, *then = notes.read_text().splitlines()
+    assert first == "ran the plan" and sorted(then) == ["gw0 collected", "gw1 collected"], notes.read_text()
+
+
+# the workers' scheduling while the controller measures (seen from the controller, in its plan)
+# and when they judge (seen by each worker, in its checks)
+SCHEDULING_SPY = """
+import os
+import pytest
+from rackproof.measuring import plan
+from rackproof.plugin import workers
+_run, _config = plan.run, []
+def _note(line):
+    with open(os.environ["RACKPROOF_SCHEDULING"], "a") as notes:
+        notes.write(line + "\\n")
+def pytest_configure(config):
+    _config.append(config)
+def run(*args, **kwargs):
+    pids = _config[0].stash.get(workers.PIDS, [])
+    _note(f"plan: {len(pids)} workers, policies {sorted({os.sched_getscheduler(p) for p in pids})}")
+    return _run(*args, **kwargs)
+plan.run = run
+def pytest_runtest_setup(item):
+    _note(f"judging: policy {os.sched_getscheduler(0)} nice {os.nice(0)}")
+"""
+
+
+def test_the_workers_start_idle_while_the_controller_measures_and_judge_at_their_niceness(pytester, monkeypatch):
+    _with_plugin(pytester, monkeypatch, "scheduling_spy", SCHEDULING_SPY)
+    notes = pytester.path / "scheduling"
+    monkeypatch.setenv("RACKPROOF_SCHEDULING", str(notes))
+    run = run_suite(pytester, "-p", "scheduling_spy", "--replay", str(REPLAYS / "thor5-healthy"), "-n", "2",
+                    "tests_physical/test_lanes.py")
+    lines = notes.read_text().splitlines()
+    assert lines[0] == f"plan: 2 workers, policies [{os.SCHED_IDLE}]", (lines[:3], run.output)
+    judged = set(lines[1:])
+    assert judged == {f"judging: policy {os.SCHED_OTHER} nice {workers.NICE}"}, (judged, run.output)
 
 
 def _deselected(output: str) -> int:
