@@ -20,7 +20,16 @@ def decoded_on_controller(node: Host, controller: str, connect_timeout: float) -
     key is the same."""
     if node.name == controller:
         return node.read(MUNGE_HERE)
-    return node.read(MUNGE_TO, seconds=f"{connect_timeout:g}", peer=controller)
+    return node.read(MUNGE_TO, timeout=login_bound(connect_timeout), seconds=f"{connect_timeout:g}", peer=controller)
+
+
+def login_bound(connect_timeout: float) -> float:
+    """How long a credential decoded over ssh may take. ssh's ConnectTimeout bounds the connect
+    and the key exchange; the login and unmunge after it answer within a second on a working node.
+    A login that hangs after that (a path that drops full-size frames) would otherwise hold the
+    run until sshd's LoginGraceTime (120 s on Debian and Ubuntu) or the command timeout, and once
+    more when the cause is asked for."""
+    return 2 * connect_timeout + 5
 
 
 def munge_finding(node: str, controller: str, decoded: MungeDecode) -> str | None:
