@@ -14,8 +14,23 @@ import re
 
 pytest_plugins = ["pytester"]
 
-RACK_MODULE = re.compile(r"(?:^|/)(?:test_sim_\w+|\w+_sim)\.py::")
+RACK_MODULE = re.compile(r"(?:^|/)(?:(?P<module>test_sim_\w+|\w+_sim))\.py::")
 RACKS_FIRST = 2            # workers that take rack modules first
+# Each rack module's seconds on its worker (the CI log's slowest modules, two runs on 2026-12-07,
+# after the kernel log and diagnosis modules got shorter). The longest go first: a long module
+# handed out last would run alone at the end, with the other workers done and the cores idle
+# (xdist's own order, by number of tests, handed out the 108 s diagnosis module as nearly the last).
+# A module not named here is taken for a middling one.
+RACK_MODULE_SECONDS = {
+    "test_acceptance_sim": 282, "test_rack_life_sim": 144, "test_scale_sim": 133, "test_sparkrun_sim": 120,
+    "test_kernel_log_sim": 100, "test_diagnosis_sim": 78, "test_causes_sim": 65, "test_rack_life_faults_sim": 61,
+    "test_path_causes_sim": 52, "test_ci_examples_sim": 51, "test_sim_thor5": 49, "test_history_sim": 41,
+    "test_sim_spark2": 40, "test_bond_hashing_sim": 38, "test_step9_sim": 35, "test_hostile_user_sim": 32,
+    "test_sim_lifecycle": 32, "test_spark_links_sim": 31, "test_cx7_hardware_sim": 31, "test_doctor_sim": 29,
+    "test_verdict_sim": 28, "test_transient_sim": 26, "test_changes_sim": 25, "test_rollback_ready_sim": 18,
+    "test_nccl_setup_sim": 17, "test_gpus_sim": 11, "test_sim_help": 1,
+}
+MIDDLING_SECONDS = 40
 MODULE_SECONDS: dict[str, float] = {}
 
 
@@ -35,8 +50,16 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(f"{seconds:8.2f}s {module}")
 
 
+def _order(item) -> tuple[bool, float]:
+    """Rack modules first, the longest first; the other tests after them, as collected (stable)."""
+    rack = RACK_MODULE.search(item.nodeid)
+    if rack is None:
+        return True, 0.0
+    return False, -RACK_MODULE_SECONDS.get(rack["module"], MIDDLING_SECONDS)
+
+
 def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: not RACK_MODULE.search(item.nodeid))     # stable: rack modules first
+    items.sort(key=_order)
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -44,14 +67,15 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False    # the order above, not xdist's (by number of tests)
+
     class RackModules(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return nodeid.split("::", 1)[0] if RACK_MODULE.search(nodeid) else nodeid
 
         def _assign_work_unit(self, node) -> None:
-            """The queue holds the rack modules first (collected first, and xdist keeps that
-            order among scopes of one size, after the bigger ones): the first RACKS_FIRST
-            workers take from its front, the others from its back."""
+            """The queue holds the rack modules first, the longest first (as collected): the
+            first RACKS_FIRST workers take from its front, the others from its back."""
             if self.nodes.index(node) >= RACKS_FIRST:
                 self.workqueue.move_to_end(next(reversed(self.workqueue)), last=False)
             super()._assign_work_unit(node)
