@@ -47,7 +47,7 @@ NOTHING_CHECKS = (30, 330)                          # two runs: the difference i
 
 NOTHING = '''
 import pytest
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 NOTHING = Probe("nothing", "does nothing: the fixed cost of a check around its command", "true")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import rackproof
 
 from rackproof.measuring.plan import Entry
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 PACKAGE = Path(rackproof.__file__).parent
 FOLDERS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")

@@ -16,7 +16,7 @@ from pathlib import Path
 from rackproof.inventory import tomltext
 from rackproof.inventory.model import load_inventory
 from rackproof.ticket.anonymise import Anonymiser, anonymise_recording
-from rackproof.nodes.probe import IN_C_LOCALE
+from rackproof.probes.probe import IN_C_LOCALE
 from rackproof_sim.profiles import SCALE
 from selftests.simrack import rack_fixture, rack_marks, SimRack, with_connect_budget
 from selftests.test_anonymise import (assert_nothing_of_the_site, assert_replays_alike, masked_check, printed_in,
@@ -89,7 +89,7 @@ def assert_learned_as_generated(found, generated) -> None:
 
 
 def ran(evidence: dict, command: str) -> bool:
-    """Whether the evidence is of `command` (as the node ran it: in the C locale, rackproof.nodes.probe)."""
+    """Whether the evidence is of `command` (as the node ran it: in the C locale, rackproof.probes.probe)."""
     return evidence["command"].removeprefix(IN_C_LOCALE).startswith(command)
 
 

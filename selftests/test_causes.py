@@ -21,7 +21,7 @@ from rackproof.nodes.http import HttpRequest, HttpResponse
 from rackproof.inventory.model import FINISHED, parse_inventory
 from rackproof.inventory.kinds import KINDS
 from rackproof.measurements import cx7, diagnosis, engines, lanes, nccl
-from rackproof.nodes.probe import IN_C_LOCALE
+from rackproof.probes.probe import IN_C_LOCALE
 from rackproof.inventory.references import measured
 from rackproof.inventory.targets import EngineTarget, Pair
 from rackproof.nodes.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result

@@ -6,7 +6,7 @@ import pytest
 
 from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import load_inventory
-from rackproof.nodes.probe import IN_C_LOCALE, Command, Probe
+from rackproof.probes.probe import IN_C_LOCALE, Command, Probe
 from rackproof.nodes.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 

@@ -33,12 +33,13 @@ def test_the_checkout_keeps_every_contract():
 @pytest.mark.parametrize("planted, source, broken", [
     ("rackproof/report/planted.py", "from rackproof_sim import netns\n", "the product never imports the simulator"),
     ("rackproof/inventory_planted.py", "import pytest\n", "the library never imports pytest"),
-    ("rackproof/probes/planted.py", "from .. import checks\n", "probes import nothing from the checks or the plugin"),
+    ("rackproof/probes/planted.py", "from .. import checks\n", "probes are the ground"),
+    ("rackproof/probes/planted.py", "from rackproof.nodes.host import Host\n", "probes are the ground"),
     ("rackproof/measurements/planted.py", "from rackproof.plugin import planning\n",
      "the plan's entries import nothing from the checks or the plugin"),
     ("rackproof/report/planted.py", "from rackproof.measurements import lanes\n",
      "only the plugin imports the plan's entries"),
-], ids=["product imports sim", "library imports pytest", "probe imports checks", "entry imports the plugin",
+], ids=["product imports sim", "library imports pytest", "probe imports checks", "probe imports nodes", "entry imports the plugin",
         "library imports an entry"])
 def test_an_import_against_a_contract_breaks_it(tmp_path, planted, source, broken):
     ignore = shutil.ignore_patterns("__pycache__", "suite")

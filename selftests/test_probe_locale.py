@@ -1,4 +1,4 @@
-"""Every command a probe runs is in the C locale (rackproof.nodes.probe.IN_C_LOCALE, set in one place):
+"""Every command a probe runs is in the C locale (rackproof.probes.probe.IN_C_LOCALE, set in one place):
 `rackproof probes` shows it, Host sends it, a real shell keeps it for every part of a compound
 line, replays match commands recorded before it, and a sudo answer in German (a real one, as a
 node without it printed) is refused in one line."""
@@ -12,7 +12,7 @@ import pytest
 from rackproof.checks import catalog
 from rackproof.nodes.host import Host
 from rackproof.inventory.model import load_inventory
-from rackproof.nodes.probe import IN_C_LOCALE, Command, Probe
+from rackproof.probes.probe import IN_C_LOCALE, Command, Probe
 from rackproof.probes import ParseError
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.sudo import parse_sudo_list

@@ -11,7 +11,7 @@ from string import Formatter
 import pytest
 
 from rackproof.checks import catalog
-from rackproof.nodes.probe import Command, Probe
+from rackproof.probes.probe import Command, Probe
 from selftests.suite import REPO
 
 HOSTILE = "a b;$(touch /tmp/rackproof-pwned)"

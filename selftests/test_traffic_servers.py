@@ -21,7 +21,7 @@ from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.measuring.ownservers import OwnServers
 from rackproof.probes._between import declared
 from rackproof.probes.sockets import parse_ss_listen
-from rackproof.nodes.probe import Command
+from rackproof.probes.probe import Command
 from rackproof.inventory.model import load_inventory
 from rackproof.nodes.remote import Evidence, EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES

@@ -11,7 +11,7 @@ from rackproof.measuring import traffic
 from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import load_inventory
 from rackproof.measuring.ownservers import OwnServers
-from rackproof.nodes.probe import Command
+from rackproof.probes.probe import Command
 from rackproof.nodes.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES
 from selftests.test_causes import Scripted

@@ -299,10 +299,9 @@ class Rack:
         dst.mkdir(parents=True)
         write(dst / "__init__.py", '"""rackproof (the parts the simulated nodes run)."""\n')
         shutil.copytree(product / "probes", dst / "probes", ignore=ignore)
-        for folder, module in (("nodes", "probe.py"), ("measuring", "bondhash.py")):
-            (dst / folder).mkdir()
-            shutil.copy2(product / folder / "__init__.py", dst / folder / "__init__.py")
-            shutil.copy2(product / folder / module, dst / folder / module)
+        (dst / "measuring").mkdir()
+        for module in ("__init__.py", "bondhash.py"):
+            shutil.copy2(product / "measuring" / module, dst / "measuring" / module)
         subprocess.run([nodemod.PY, "-m", "compileall", "-q", str(self.state.lib)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for root, dirs, files in os.walk(self.state.lib):

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import ipaddress
 
+from rackproof.probes.sockets import CLIENT_PORTS
+
 # "bonding: discard lowest hash bit for 802.3ad layer3+4" (Hangbin Liu, 2017): in 4.14, and in
 # the 4.4/4.9 stable series since November 2017. Jetson Linux 38 (the Thor) runs 6.8.
 LOW_BIT_DROPPED = True
-# Above Linux's default ephemeral range (ip_local_port_range 32768-60999): connect() never
-# hands these ports out, so a chosen one is free unless something listens on it.
-CLIENT_PORTS = range(61000, 65536)
 # Attempt k scans CLIENT_PORTS from k * ATTEMPT_STRIDE on, so a retry uses other ports.
 ATTEMPT_STRIDE = 1000
 

@@ -19,7 +19,7 @@ from rackproof.judging import bondrate
 from rackproof.measuring import traffic
 from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import ClusterAtStep
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 from rackproof.probes.bonding import BONDING, BondInfo
 from rackproof.probes.ip import LINK_SET
 from rackproof.probes.iperf import IperfResult

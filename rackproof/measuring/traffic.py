@@ -24,7 +24,7 @@ from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.measuring.ownservers import Ready
 from rackproof.nodes.remote import Evidence, Result
 from rackproof.nodes.safetext import one_line
-from rackproof.nodes.probe import Command, Probe
+from rackproof.probes.probe import Command, Probe
 from rackproof.probes import ParseError
 from rackproof.probes._between import Between
 from rackproof.probes.iperf import IPERF3, IPERF3_FROM_PORT, WARM_UP_SECONDS, IperfResult

@@ -1,7 +1,7 @@
 """A node as the checks see it: its inventory entry, a way to run probes, and the typed facts
 they read (in the spirit of pytest-testinfra's `host`, simpler).
 
-A probe (rackproof.nodes.probe) is a command with its parser; unreadable output raises ProbeFailed
+A probe (rackproof.probes.probe) is a command with its parser; unreadable output raises ProbeFailed
 carrying the raw text, so the failure shows what the node printed.
 """
 
@@ -20,7 +20,7 @@ from rackproof.judging.failure import NotVerified
 from rackproof.inventory.model import FINISHED, ClusterAtStep, Inventory, Node
 from rackproof.measuring.ownservers import OwnServers
 from rackproof.nodes.prerequisites import NodePrerequisites
-from rackproof.nodes.probe import Command, Probe
+from rackproof.probes.probe import Command, Probe
 from rackproof.probes import ParseError
 from rackproof.probes.boot import BOOT_ID
 from rackproof.probes.ibdev2netdev import IBDEV2NETDEV, twins
@@ -46,7 +46,7 @@ class ProbeFailed(Exception):
 
 @dataclass
 class Host:
-    """A node: runs probes (rackproof.nodes.probe) and returns what they read; a fact read `once`
+    """A node: runs probes (rackproof.probes.probe) and returns what they read; a fact read `once`
     is recalled for the rest of the run, its evidence shown again in each check that uses it."""
     spec: Node
     remote: Remote

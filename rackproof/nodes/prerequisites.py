@@ -19,7 +19,7 @@ from functools import cache
 from typing import Callable, Iterable
 
 from rackproof.inventory.model import ClusterAtStep, Node
-from rackproof.nodes.probe import Command, Probe
+from rackproof.probes.probe import Command, Probe
 from rackproof.probes import ParseError
 from rackproof.probes._between import declared
 from rackproof.probes.bonding import BONDING

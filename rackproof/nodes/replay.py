@@ -43,7 +43,7 @@ class ReplayError(Exception):
     pass
 
 
-# the C locale every command runs in (rackproof.nodes.probe): once for the line, or before a tool as
+# the C locale every command runs in (rackproof.probes.probe): once for the line, or before a tool as
 # recordings made before that hold it; how a command runs, not which, so never part of its key
 _LOCALE = re.compile(r"^export LC_ALL=C; |(?<![^\s;|&(])LC_ALL=C ")
 

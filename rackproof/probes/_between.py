@@ -13,7 +13,7 @@ import pkgutil
 from dataclasses import dataclass
 from functools import cache
 
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 
 @dataclass(frozen=True)

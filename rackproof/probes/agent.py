@@ -13,7 +13,7 @@ from itertools import islice
 from pathlib import PurePosixPath
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ps"
 # ASCII digits, bounded: str.isdigit() also takes "²", which int() refuses, and int() refuses

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

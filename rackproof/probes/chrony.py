@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import finite_float
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "chronyc tracking"
 

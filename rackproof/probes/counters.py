@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from . import ParseError
 from ._text import int_value
 from .ethtool import split_key_value
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ethtool -S"
 TOOL_DRIVER = "ethtool -i"

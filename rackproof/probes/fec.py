@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from . import ParseError
 from ._text import int_value, json_field, load_json
 from .ethtool import interface_block, split_key_value
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ethtool --show-fec"
 

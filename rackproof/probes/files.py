@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import matched_lines
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "config files"
 

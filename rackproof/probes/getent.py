@@ -9,7 +9,7 @@ import ipaddress
 from typing import Sequence
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "getent"
 

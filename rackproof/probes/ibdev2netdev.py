@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ibdev2netdev"
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import json_field, load_json
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ip"
 

@@ -19,7 +19,7 @@ import iperf3
 
 from . import ParseError
 from ._between import Between
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "iperf3"
 # Figures above these are not a measurement but damage: no link of this decade carries a

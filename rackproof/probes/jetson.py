@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import int_value
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL_RELEASE = "nv_tegra_release"
 TOOL_DPKG = "dpkg-query"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 MAX_LINES = 20000      # the newest entries read: a healthy node's journal since boot is a few thousand
 MAX_TEXT_LINES = MAX_LINES * 8   # printed lines (a message may span several): more is not journalctl's answer

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import load_json
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "lldpcli"
 

@@ -8,7 +8,7 @@ names nothing."""
 from dataclasses import dataclass
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "stat"
 # the file the Spark guide writes the CX7 addresses into

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "nvidia-smi"
 

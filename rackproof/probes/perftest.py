@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from . import ParseError
 from ._between import Between
 from ._text import finite_float
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ib_write_bw"
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "/sys/class/infiniband"
 ZERO_GID = ":".join(["0000"] * 8)

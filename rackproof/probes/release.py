@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 _WORD = re.compile(r"[\x21-\x7e]{1,120}")   # printable, no space: a release, never a sentence
 _NO_FILE = re.compile(r"cat: (?P<path>\S{1,200}): (?P<why>No such file or directory|Permission denied)")

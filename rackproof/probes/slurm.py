@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "slurm"
 MUNGE_TTL_S = 300   # munge's default credential lifetime: a clock further off than this breaks every credential

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import int_value
-from rackproof.measuring.bondhash import CLIENT_PORTS
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ss"
 
@@ -96,6 +95,9 @@ def parse_ss_ports(text: str) -> frozenset[int]:
     return frozenset(ports)
 
 
+# Above Linux's default ephemeral range (ip_local_port_range 32768-60999): connect() never
+# hands these ports out, so a chosen one is free unless something listens on it.
+CLIENT_PORTS = range(61000, 65536)
 LISTENING = Probe("ss", "every TCP socket listening, and on which address", "ss -Hltn", parse_ss_listen,
                   seen_on=("Ubuntu 20.04", "Ubuntu 22.04", "Debian 12"),
                   unseen="no ss of a Jetson AGX Thor or a DGX Spark was found")

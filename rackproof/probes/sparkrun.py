@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import ParseError
 from ._text import load_json
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "sparkrun"
 QUIET = "SPARKRUN_NO_TELEMETRY=1"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 OK = "no failure"
 HOST_KEY_CHANGED = "host key changed (node reinstalled? remove the old key from known_hosts)"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ._text import matched_lines
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "ssh-keygen"
 

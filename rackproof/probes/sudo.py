@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "sudo -l"
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 from . import ParseError
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 TOOL = "sysctl"
 

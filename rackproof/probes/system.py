@@ -6,7 +6,7 @@ import datetime
 import re
 
 from . import ParseError
-from rackproof.nodes.probe import Probe
+from rackproof.probes.probe import Probe
 
 
 def parse_answer(text: str) -> str:

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from rackproof.nodes.probe import IN_C_LOCALE, Probe
+from rackproof.probes.probe import IN_C_LOCALE, Probe
 from rackproof.probes import ParseError
 from rackproof.probes.counters import DRIVER
 from rackproof.probes.docker import IMAGE_ID, Image
