@@ -15,7 +15,7 @@ from rackproof.nodes import portable
 from rackproof.judging.failure import Failure
 from rackproof.nodes.host import ProbeFailed
 from rackproof.probes import ParseError
-from rackproof.judging.serving import AccessKeyError
+from rackproof.measuring.serving import AccessKeyError
 from rackproof.probes.iperf import IperfResult, IperfStream
 from rackproof.measuring.plan import NotMeasured
 from rackproof.nodes.remote import ChannelRefused, CommandTimeout, ConnectionLost, Evidence, EvidenceLog, NodeUnreachable, Result

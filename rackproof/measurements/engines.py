@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from rackproof.judging import serving
-
-from rackproof.measuring import plan
+from rackproof.measuring import plan, serving
 from rackproof.measuring.plan import Phase
 from rackproof.probes import agent as agent_probes
 from rackproof.probes.sockets import LISTENING

@@ -11,9 +11,9 @@ rackproof.measurements.diagnosis makes them plan entries; a judge reads the one 
 
 from __future__ import annotations
 
-from rackproof.judging import bondrate, serving, slurm
+from rackproof.judging import bondrate, slurm
 
-from rackproof.measuring import pathmtu, traffic
+from rackproof.measuring import pathmtu, serving, traffic
 from rackproof.nodes.host import Host
 from rackproof.inventory.model import ClusterAtStep
 from rackproof.probes.getent import GETENT_HOSTS

@@ -24,7 +24,7 @@ from rackproof.nodes.host import Host, connect
 from rackproof.judging.linkhealth import LoadLedger
 from rackproof.measurements import ALL
 from rackproof.measuring.ownservers import OwnServers
-from rackproof.judging.serving import read_access_key
+from rackproof.measuring.serving import read_access_key
 
 RESULTS = pytest.StashKey[plan.Measured]()
 HOSTS = pytest.StashKey[dict[str, Host]]()
