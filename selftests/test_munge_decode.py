@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rackproof.inventory.model import load_inventory
-from rackproof.judging.slurm import decoded_on_controller
+from rackproof.measuring.munge import decoded_on_controller
 from rackproof.nodes.host import Host
 from rackproof.nodes.remote import CommandTimeout, EvidenceLog, Remote, Result
 from selftests.suite import EXAMPLES

@@ -1,35 +1,17 @@
 """Why a node's Slurm checks fail, read from munge: a credential made on the node that the
 controller cannot decode is a finding of its own (another key, clocks apart, munged stopped),
 and it is also why slurmctld refuses the node's requests (`scontrol ping` says DOWN) and the
-node's slurmd refuses the controller's job launches, however well both daemons run."""
+node's slurmd refuses the controller's job launches, however well both daemons run. The
+credential is decoded over ssh by rackproof.measuring.munge."""
 
 from __future__ import annotations
 
 from rackproof.judging.failure import Failure
-from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.probes.chrony import Tracking
-from rackproof.probes.slurm import MUNGE_HERE, MUNGE_TO, MUNGE_TTL_S, MungeDecode
+from rackproof.probes.slurm import MUNGE_TTL_S, MungeDecode
 
 USUAL_MUNGE_CAUSE = ("munge.key differs between the nodes (copy the controller's /etc/munge/munge.key, mode 400, "
                      "owner munge), or munged stopped, or the clocks disagree")
-
-
-def decoded_on_controller(node: Host, controller: str, connect_timeout: float) -> MungeDecode:
-    """A credential made on the node and decoded on the controller (on the controller itself:
-    made and decoded there). Each node's key against the controller's: together, every node's
-    key is the same."""
-    if node.name == controller:
-        return node.read(MUNGE_HERE)
-    return node.read(MUNGE_TO, timeout=login_bound(connect_timeout), seconds=f"{connect_timeout:g}", peer=controller)
-
-
-def login_bound(connect_timeout: float) -> float:
-    """How long a credential decoded over ssh may take. ssh's ConnectTimeout bounds the connect
-    and the key exchange; the login and unmunge after it answer within a second on a working node.
-    A login that hangs after that (a path that drops full-size frames) would otherwise hold the
-    run until sshd's LoginGraceTime (120 s on Debian and Ubuntu) or the command timeout, and once
-    more when the cause is asked for."""
-    return 2 * connect_timeout + 5
 
 
 def munge_finding(node: str, controller: str, decoded: MungeDecode) -> str | None:
@@ -49,20 +31,6 @@ def munge_finding(node: str, controller: str, decoded: MungeDecode) -> str | Non
     if decoded.error == "No credential specified":
         return f"munge made no credential on {node}: munged is not running there {said}"
     return None
-
-
-def refused_by_munge(node: Host, controller: str, connect_timeout: float) -> str | None:
-    """Why the controller and the node refuse each other's requests, when munge says so: None
-    when the node's credential decodes on the controller, or munge could not be asked (the munge
-    check reports that itself)."""
-    try:
-        decoded = decoded_on_controller(node, controller, connect_timeout)
-    except ProbeFailed:
-        return None
-    if decoded.ok:
-        return None
-    return (munge_finding(node.name, controller, decoded)
-            or f"a munge credential made on {node.name} does not decode on {controller} (unmunge: {decoded.error})")
 
 
 def clock_within_munges_limit(node: str, tracking: Tracking, local_intended: bool) -> None:

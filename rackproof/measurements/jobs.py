@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from rackproof.judging import slurm
-
-from rackproof.measuring import plan
+from rackproof.measuring import munge, plan
 from rackproof.measuring.plan import Phase
 from rackproof.probes.chrony import TRACKING
 from rackproof.probes.slurm import PARTITION, SCONTROL_PING, SINFO_NODES, SRUN_HOSTNAME
@@ -25,5 +23,5 @@ NODE_SLURM_CONTROLLERS = plan.each("node.slurm_controllers", Phase.FACTS, "node"
 NODE_SLURM_JOB = plan.each("node.slurm_job", Phase.FACTS, "node", _slurm_job)
 SLURM_PARTITION = plan.each("slurm.partition", Phase.FACTS, "slurm_controller", lambda controller, ctx: controller.read(
     PARTITION, partition=ctx.cluster.slurm.partition))
-NODE_MUNGE_DECODED = plan.each("node.munge_decoded", Phase.FACTS, "node", lambda node, ctx: slurm.decoded_on_controller(
+NODE_MUNGE_DECODED = plan.each("node.munge_decoded", Phase.FACTS, "node", lambda node, ctx: munge.decoded_on_controller(
     node, ctx.cluster.slurm.controller, ctx.cluster.ssh.connect_timeout))

@@ -11,9 +11,9 @@ rackproof.measurements.diagnosis makes them plan entries; a judge reads the one 
 
 from __future__ import annotations
 
-from rackproof.judging import bondrate, slurm
+from rackproof.judging import bondrate
 
-from rackproof.measuring import pathmtu, serving, traffic
+from rackproof.measuring import munge, pathmtu, serving, traffic
 from rackproof.nodes.host import Host
 from rackproof.inventory.model import ClusterAtStep
 from rackproof.probes.getent import GETENT_HOSTS
@@ -64,7 +64,7 @@ def job_refused(node: Host, job: tuple, cluster: ClusterAtStep) -> bool:
 
 def munge_refusal(node: Host, cluster: ClusterAtStep) -> str | None:
     """A credential made on the node decoded on the controller: why they refuse each other, or None."""
-    return slurm.refused_by_munge(node, cluster.slurm.controller, cluster.ssh.connect_timeout)
+    return munge.refused_by_munge(node, cluster.slurm.controller, cluster.ssh.connect_timeout)
 
 
 def chat_broken(engine, chat: serving.Chat, cluster: ClusterAtStep) -> bool:
