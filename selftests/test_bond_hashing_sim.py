@@ -33,7 +33,7 @@ CHECK_ID = "test_throughput::test_iperf3_bonded_four_streams[thor-1->thor-2]"
 # client ports imposed; prints every attempt's streams as JSON.
 MEASURE = """
 import json, sys
-from rackproof.judging import bondrate
+from rackproof.measuring import bondrate
 from rackproof.measuring import traffic
 from rackproof.nodes.host import connect
 from rackproof.inventory.model import load_inventory

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rackproof.judging import bondrate
+from rackproof.measuring import bondrate
 
 from rackproof.measuring import bondhash, traffic
 from rackproof.nodes.host import ProbeFailed

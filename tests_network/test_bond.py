@@ -2,9 +2,7 @@
 
 import pytest
 
-from rackproof.judging import bondrate
-
-from rackproof.measuring import traffic
+from rackproof.measuring import bondrate, traffic
 from rackproof.judging.failure import Failure, judge
 from rackproof.measurements.lanes import BOND_LANE_LOSS, NODE_BOND
 from rackproof.inventory.references import reference

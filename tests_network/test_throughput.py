@@ -7,9 +7,7 @@ block), with or without xdist.
 
 import pytest
 
-from rackproof.judging import bondrate
-
-from rackproof.measuring import traffic
+from rackproof.measuring import bondrate, traffic
 from rackproof.judging.failure import Failure, judge
 from rackproof.measurements.diagnosis import BOND_FOUR_STREAMS_CAUSE, LANE_ONE_STREAM_PATH
 from rackproof.measurements.lanes import BOND_FOUR_STREAMS, LANE_ONE_STREAM

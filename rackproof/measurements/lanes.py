@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rackproof.judging import bondrate, cabling, linkhealth
+from rackproof.judging import cabling, linkhealth
 
-from rackproof.measuring import disrupt, plan, traffic
+from rackproof.measuring import bondrate, disrupt, plan, traffic
 from rackproof.measuring.plan import Phase
 from rackproof.probes.bonding import BONDING
 from rackproof.probes.ethtool import ETHTOOL

@@ -11,9 +11,7 @@ rackproof.measurements.diagnosis makes them plan entries; a judge reads the one 
 
 from __future__ import annotations
 
-from rackproof.judging import bondrate
-
-from rackproof.measuring import munge, pathmtu, serving, traffic
+from rackproof.measuring import bondrate, munge, pathmtu, serving, traffic
 from rackproof.nodes.host import Host
 from rackproof.inventory.model import ClusterAtStep
 from rackproof.probes.getent import GETENT_HOSTS

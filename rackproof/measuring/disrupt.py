@@ -14,9 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from rackproof.judging import bondrate
-
-from rackproof.measuring import traffic
+from rackproof.measuring import bondrate, traffic
 from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import ClusterAtStep
 from rackproof.probes.probe import Probe

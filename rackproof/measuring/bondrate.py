@@ -1,4 +1,4 @@
-"""Step 8's -P 4 over a bond, judged without false alarms.
+"""Step 8's -P 4 over a bond, measured and explained without false alarms (the check judges its rate).
 
 Four TCP streams use four lanes only if they hash apart twice: on the sender (layer3+4, which
 the suite steers by choosing the client ports, see traffic.iperf3) and on the switch towards
