@@ -6,7 +6,7 @@ every other check and sends a person to the wrong port later. The switch announc
 and each port's name (LLDP); lldpd on the node hears it on the lane the cable leads to. On a
 Spark pair the peer's lldpd names the host and the interface at the other end of the cable.
 
-What the node hears is read once per node (rackproof.probes.lldp); each lane is judged here.
+What the node hears is read once per node (rackproof.measuring.lldp); each lane is judged here.
 """
 
 from __future__ import annotations
@@ -14,24 +14,10 @@ from __future__ import annotations
 import ipaddress
 
 from rackproof.judging.failure import Failure, NotVerified
-from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import Cx7Interface, Inventory, Lane, Node
-from rackproof.probes.lldp import NEIGHBOURS, Neighbour, newest_by_interface, unavailable
+from rackproof.probes.lldp import Neighbour
 
 WHAT = "cabling against cluster.toml (LLDP)"
-
-
-def heard(host: Host, login: str) -> dict[str, Neighbour]:
-    """interface -> the newest announcement lldpd heard on it; NotVerified when the node cannot
-    tell (no lldpd, or `login` may not ask it)."""
-    try:
-        neighbours = host.read(NEIGHBOURS)
-    except ProbeFailed as e:
-        reason = unavailable(e.result.exit_status, e.result.stdout + e.result.stderr, login)
-        if reason is None:
-            raise
-        raise NotVerified(host.name, WHAT, *reason) from None
-    return newest_by_interface(neighbours)
 
 
 def _same_system(announced: str | None, name: str) -> bool:

@@ -3,9 +3,9 @@ files that keep them."""
 
 from __future__ import annotations
 
-from rackproof.judging import addressing, cabling, staleinit
+from rackproof.judging import addressing, staleinit
 
-from rackproof.measuring import plan, traffic
+from rackproof.measuring import lldp, plan, traffic
 from rackproof.measuring.plan import Phase
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
@@ -38,7 +38,7 @@ def _management_path(cx7_node, ctx: plan.Context) -> tuple:
     return seen, cx7_node.route_to([seen.client])[seen.client] if seen else None
 
 
-CX7_HEARD = plan.each("cx7.heard", Phase.FACTS, "cx7", lambda cx7, ctx: cabling.heard(cx7.host, ctx.cluster.cluster.user))
+CX7_HEARD = plan.each("cx7.heard", Phase.FACTS, "cx7", lambda cx7, ctx: lldp.heard(cx7.host, ctx.cluster.cluster.user))
 CX7_RDMA = plan.each("cx7.rdma", Phase.FACTS, "cx7", lambda cx7, ctx: cx7.host.rdma_links())
 CX7_ADDRESSES = plan.each("cx7.addresses", Phase.FACTS, "cx7", lambda cx7, ctx: cx7.host.interfaces())
 CX7_LINK = plan.each("cx7.link", Phase.FACTS, "cx7", lambda cx7, ctx: cx7.host.read(ETHTOOL, interface=cx7.spec.name))

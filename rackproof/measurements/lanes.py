@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rackproof.judging import cabling, linkhealth
+from rackproof.judging import linkhealth
 
-from rackproof.measuring import bondrate, disrupt, plan, traffic
+from rackproof.measuring import bondrate, disrupt, lldp, plan, traffic
 from rackproof.measuring.plan import Phase
 from rackproof.probes.bonding import BONDING
 from rackproof.probes.ethtool import ETHTOOL
@@ -30,7 +30,7 @@ NODE_BOND = plan.each("node.bond", Phase.FACTS, "bonded_node",
                       lambda node, ctx: node.read(BONDING, bond=node.spec.bond.name))
 LANE_LINK = plan.each("lane.link", Phase.FACTS, "lane", lambda lane, ctx: lane.host.read(ETHTOOL, interface=lane.name))
 LANE_HEARD = plan.each("lane.heard", Phase.FACTS, "lane",
-                       lambda lane, ctx: cabling.heard(lane.host, ctx.cluster.cluster.user))
+                       lambda lane, ctx: lldp.heard(lane.host, ctx.cluster.cluster.user))
 LANE_FEC = plan.each("lane.fec", Phase.FACTS, "lane", lambda lane, ctx: lane.host.read(FEC, interface=lane.name))
 LANE_ONE_STREAM = plan.in_rounds("lane.one_stream", "link_pair", _one_stream, ahead=_servers(1))
 BOND_FOUR_STREAMS = plan.in_rounds("bond.four_streams", "link_pair",
