@@ -5,7 +5,8 @@ import pytest
 
 from rackproof.judging.failure import Failure, NotVerified
 from rackproof.inventory.model import Expect
-from rackproof.judging.linkhealth import Change, Counters, LoadLedger, _grown, fail_on_errors, since_load
+from rackproof.judging.linkhealth import Change, Counters, _grown, fail_on_errors
+from rackproof.measuring.linkhealth import LoadLedger, since_load
 
 WHERE = "thor-2 mgbe0_0 (switch sw-25g port 5, cable thor-2/1)"
 
@@ -43,7 +44,7 @@ def test_no_load_in_this_run_is_not_verified():
 
 
 def test_the_ledger_keeps_what_was_noted_or_why_not(monkeypatch):
-    import rackproof.judging.linkhealth as linkhealth
+    import rackproof.measuring.linkhealth as linkhealth
     from rackproof.nodes.host import ProbeFailed
     from rackproof.nodes.remote import Result
 
@@ -88,7 +89,7 @@ def test_an_error_counted_still_fails_when_another_counter_is_missing():
 def test_a_lane_noted_unreadable_is_read_again_when_noted_again_and_a_read_one_never(monkeypatch):
     """A late node (away at the run's first load, rackproof.nodes.racklife) is noted again before its
     own load: what could not be read then is read now; counters already noted stay as they were."""
-    import rackproof.judging.linkhealth as linkhealth
+    import rackproof.measuring.linkhealth as linkhealth
     from rackproof.nodes.remote import NodeUnreachable
 
     host = type("H", (), {"name": "thor-2"})()

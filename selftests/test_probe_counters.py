@@ -38,7 +38,8 @@ from hypothesis import given, strategies as st
 
 from rackproof.judging.failure import Failure, NotVerified
 from rackproof.inventory.model import Expect
-from rackproof.judging.linkhealth import LoadLedger, fail_on_errors, since_load
+from rackproof.judging.linkhealth import fail_on_errors
+from rackproof.measuring.linkhealth import LoadLedger, since_load
 from rackproof.probes import ParseError
 from rackproof.probes.counters import (
     DRIVER, DRIVERS, LaneErrors, lane_errors, parse_bytes, parse_ethtool_driver, parse_ethtool_stats)

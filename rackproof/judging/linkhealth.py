@@ -7,8 +7,8 @@ tested one way) is judged on what came back meanwhile; the switch's counters of 
 direction are not read.
 
 The run's measurement plan (rackproof.measuring.plan) notes the counters of every loaded node's lanes
-before its first throughput round and reads them again after its last; the checks only judge
-the change.
+before its first throughput round and reads them again after its last (rackproof.measuring.linkhealth);
+the checks only judge the change.
 """
 
 from __future__ import annotations
@@ -16,12 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rackproof.judging.failure import Failure, NotVerified
-from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import Expect
-from rackproof.probes.counters import BYTES, DRIVER, DRIVERS, STATS, lane_errors
-from rackproof.probes.fec import FEC_STATS
+from rackproof.probes.counters import DRIVERS
 from rackproof.inventory.references import lane_gbps
-from rackproof.nodes.remote import NoAnswer, NodeUnreachable
 
 WHAT = "error counters under load"
 CAUSES = ("a damaged or over-bent DAC, a plug not fully seated, or a cable longer than the port's FEC mode allows: "
@@ -39,46 +36,6 @@ class Counters:
     corrected: int | None         # FEC blocks (ethtool -I --show-fec)
     uncorrectable: int | None
     driver: str                   # which names the counters above (all None: a driver DRIVERS does not know)
-
-
-def read(host: Host, lanes: list[str]) -> dict[str, Counters]:
-    """Each lane's counters: four round trips for all of them (three once the drivers are known)."""
-    drivers = host.read_each(DRIVER, lanes)
-    stats = host.read_each(STATS, lanes)
-    fec = host.read_each(FEC_STATS, lanes)
-    traffic = host.read_each(BYTES, lanes)
-    out = {}
-    for lane in lanes:
-        errors = lane_errors(drivers[lane], stats[lane])
-        kinds = (errors.crc, errors.symbol, errors.dropped, errors.pause) if errors else (None,) * 4
-        out[lane] = Counters(*traffic[lane], *kinds, fec[lane].corrected_blocks, fec[lane].uncorrectable_blocks,
-                             drivers[lane])
-    return out
-
-
-class LoadLedger:
-    """The counters of each lane before the run's first load on it, kept by the controller that
-    measures the plan (the checks only judge what it measured after the load)."""
-
-    def __init__(self):
-        self._noted: dict[tuple[str, str], Counters | str] = {}
-
-    def note(self, host: Host, lanes: list[str]) -> None:
-        """Before the first load: the counters of those of `lanes` not noted yet in this run, or
-        noted unreadable (a late node, away at the run's first load, is noted before its own)."""
-        new = [lane for lane in lanes if not isinstance(self.before(host.name, lane), Counters)]
-        if not new:
-            return
-        try:
-            noted: dict[str, Counters | str] = dict(read(host, new))
-        except (ProbeFailed, NodeUnreachable, NoAnswer) as e:
-            # the load goes on; the check of these lanes says why it cannot judge them
-            noted = {lane: str(e).splitlines()[0] for lane in new}
-        self._noted.update({(host.name, lane): counters for lane, counters in noted.items()})
-
-    def before(self, node: str, lane: str) -> Counters | str | None:
-        """The counters noted before load, why they could not be read, or None (no load)."""
-        return self._noted.get((node, lane))
 
 
 @dataclass(frozen=True)
@@ -123,14 +80,11 @@ def _grown(before: int | None, after: int | None) -> int | None:
     return after - before if after >= before else after   # a counter reset (driver reload) starts again at 0
 
 
-def since_load(ledger: LoadLedger, host: Host, lane: str, where: str, expect: Expect) -> Change:
-    """The lane's counters now against the ones before the run's first load on it; NotVerified
-    when no throughput measurement carried load over it (or too little: under a second at its rate)."""
-    before = ledger.before(host.name, lane)
-    if before is None:
-        raise NotVerified(where, WHAT, "no throughput test carried load over it in this run",
-                          "run the throughput checks with it (step 3 or later, without -k or paths that leave them out)")
-    after = read(host, [lane])[lane]
+def change_under_load(before: Counters | str, after: Counters, where: str, expect: Expect) -> Change:
+    """What the lane's counters did between `before` (noted before the run's first load on it, or
+    why they could not be read) and `after` (read after its last); NotVerified when the driver's
+    counters are not known, the ones before could not be read, or too little passed the lane
+    (under a second at its rate) for counters to mean something."""
     if after.driver not in DRIVERS:
         raise NotVerified(where, WHAT, f"counters of driver {after.driver} are not known",
                           "add the names its `ethtool -S` gives CRC/FCS errors, symbol errors, discards and pause "

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from rackproof.judging import linkhealth
-
-from rackproof.measuring import bondrate, disrupt, lldp, plan, traffic
+from rackproof.measuring import bondrate, disrupt, linkhealth, lldp, plan, traffic
 from rackproof.measuring.plan import Phase
 from rackproof.probes.bonding import BONDING
 from rackproof.probes.ethtool import ETHTOOL

@@ -50,7 +50,7 @@ from rackproof.measuring import schedule, together, traffic
 from rackproof.nodes import portable, racklife
 from rackproof.nodes.host import Host
 from rackproof.inventory.model import ClusterAtStep
-from rackproof.judging.linkhealth import LoadLedger
+from rackproof.measuring.linkhealth import LoadLedger
 from rackproof.nodes.remote import Evidence, EvidenceLog
 from rackproof.inventory.targets import target
 from rackproof.measuring.together import Part

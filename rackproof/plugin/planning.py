@@ -21,7 +21,7 @@ from rackproof.measuring import plan
 from rackproof.nodes import portable
 from rackproof.checks import entries_named
 from rackproof.nodes.host import Host, connect
-from rackproof.judging.linkhealth import LoadLedger
+from rackproof.measuring.linkhealth import LoadLedger
 from rackproof.measurements import ALL
 from rackproof.measuring.ownservers import OwnServers
 from rackproof.measuring.serving import read_access_key
