@@ -7,18 +7,15 @@ status of its own, and NVIDIA's performance guide there ("Detect a degraded Conn
 initialization") says what clears it: a reboot of both units, else a full AC power cycle of both. The state is named only when every one of
 those facts was read and holds; otherwise the fact that is not in order is named, or nothing.
 
-The facts are read by the controller in the plan's diagnosis phase (rackproof.measurements.cx7),
-for the pairs whose slowest link failed its floor only.
+The facts are read by the controller in the plan's diagnosis phase (rackproof.measurements.cx7,
+rackproof.measuring.nichardware.link_cause), for the pairs whose slowest link failed its floor only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rackproof.nodes.host import Host, ProbeFailed
-from rackproof.inventory.model import ClusterAtStep, Cx7Interface
-from rackproof.probes.ethtool import DRIVER_INFO, ETHTOOL
-from rackproof.probes.rdmasysfs import RDMA_SYSFS
+from rackproof.inventory.model import ClusterAtStep
 from rackproof.inventory.references import measured
 
 FULL_SPEED_MBPS = 200000
@@ -82,25 +79,3 @@ def under_floor(gbps: float, cluster: ClusterAtStep) -> bool:
 def slowest(results) -> int:
     """The link whose run moved least (the one the judge judges)."""
     return min(range(len(results)), key=lambda i: results[i].gbits_average)
-
-
-def link_cause(sender: Host, receiver: Host, link: tuple[Cx7Interface, Cx7Interface], gbps: float) -> str | None:
-    """The cause of one link's figure under its floor, from both ends' facts read now."""
-    return cause(gbps, tuple(_end(host, iface) for host, iface in zip((sender, receiver), link)))
-
-
-def _end(host: Host, iface: Cx7Interface) -> End:
-    """The end's speed, PCIe link and firmware (each None when its probe failed); the facts phase
-    read the same probes once (rackproof.measuring.nichardware), so a full run recalls them."""
-    speed, pcie, firmware = (_read(host, probe, **values) for probe, values in (
-        (ETHTOOL, {"interface": iface.name}), (RDMA_SYSFS, {"device": iface.rdma_device}),
-        (DRIVER_INFO, {"interface": iface.name})))
-    return End(f"{host.name} {iface.name} ({iface.rdma_device})", speed and speed.speed_mbps,
-               pcie and str(pcie.pcie), pcie and pcie.pcie.full, firmware and firmware.firmware)
-
-
-def _read(host: Host, probe, **values):
-    try:
-        return host.read(probe, **values)
-    except ProbeFailed:
-        return None

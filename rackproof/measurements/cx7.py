@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rackproof.judging import addressing, staleinit
 
-from rackproof.measuring import lldp, plan, traffic
+from rackproof.measuring import lldp, nichardware, plan, traffic
 from rackproof.measuring.plan import Phase
 from rackproof.probes.ethtool import ETHTOOL
 from rackproof.probes.files import BACKUP_FILES, CONFIG_FILES
@@ -59,8 +59,8 @@ CX7_LATENCY = plan.in_rounds("cx7.latency", "cx7_pair", lambda sender, receiver,
 def _slowest_link_cause(pair, results, ctx: plan.Context) -> str | None:
     link = staleinit.slowest(results)
     sender, receiver = pair.src, pair.dst
-    return staleinit.link_cause(sender, receiver, addressing.cx7_links(sender.spec, receiver.spec)[link],
-                                results[link].gbits_average)
+    return nichardware.link_cause(sender, receiver, addressing.cx7_links(sender.spec, receiver.spec)[link],
+                                  results[link].gbits_average)
 
 
 # a link under its floor: both ends' speed, PCIe link and firmware, and whether they name NVIDIA's stale initialisation
