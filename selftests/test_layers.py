@@ -27,7 +27,7 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def test_the_checkout_keeps_every_contract():
     run = lint(REPO)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Contracts: 5 kept, 0 broken." in run.stdout
+    assert "Contracts: 6 kept, 0 broken." in run.stdout
 
 
 @pytest.mark.parametrize("planted, source, broken", [
@@ -39,8 +39,10 @@ def test_the_checkout_keeps_every_contract():
      "the plan's entries import nothing from the checks or the plugin"),
     ("rackproof/report/planted.py", "from rackproof.measurements import lanes\n",
      "only the plugin imports the plan's entries"),
+    ("rackproof/judging/planted.py", "from rackproof.nodes.host import Host\n", "judges only judge"),
+    ("rackproof/judging/planted.py", "from rackproof.measuring import traffic\n", "judges only judge"),
 ], ids=["product imports sim", "library imports pytest", "probe imports checks", "probe imports nodes", "entry imports the plugin",
-        "library imports an entry"])
+        "library imports an entry", "judge imports nodes", "judge imports measuring"])
 def test_an_import_against_a_contract_breaks_it(tmp_path, planted, source, broken):
     ignore = shutil.ignore_patterns("__pycache__", "suite")
     shutil.copytree(REPO / "rackproof", tmp_path / "rackproof", ignore=ignore)
@@ -49,6 +51,6 @@ def test_an_import_against_a_contract_breaks_it(tmp_path, planted, source, broke
     run = lint(tmp_path)
     module = planted.removesuffix(".py").replace("/", ".")
     assert run.returncode == 1, run.stdout
-    assert "Contracts: 4 kept, 1 broken." in run.stdout
+    assert "Contracts: 5 kept, 1 broken." in run.stdout
     assert f"{broken}" in run.stdout.split("Broken contracts")[1]
     assert f"{module} -> " in run.stdout
