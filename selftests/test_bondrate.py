@@ -1,4 +1,4 @@
-"""rackproof.judging.bondrate: when -P 4 over a bond is measured again, and which cause a shortfall is
+"""rackproof.measuring.bondrate: when -P 4 over a bond is measured again, and which cause a shortfall is
 given, from per-stream figures and the members' speeds (no rack: the nodes are stand-ins)."""
 
 from dataclasses import dataclass, field, replace

@@ -1,4 +1,4 @@
-"""rackproof.judging.cabling: what LLDP heard, judged against the cabling of examples/thor5.toml and
+"""rackproof.judging.cabling (what measuring.lldp heard), judged against the cabling of examples/thor5.toml and
 examples/spark2.toml. A plug in its port passes; a swap names both plugs and both ports; a plug
 in another node's port names whose port it is; silence or a closed lldpd is not verified."""
 

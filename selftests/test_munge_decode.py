@@ -1,4 +1,4 @@
-"""A munge credential decoded on the controller over ssh (rackproof.judging.slurm): the login is
+"""A munge credential decoded on the controller over ssh (rackproof.measuring.munge): the login is
 bounded by the connect timeout, not by the command timeout. On a path that drops full-size frames
 the login hangs after ssh's connect; before, the run waited the command timeout for it, twice
 (the measurement and its cause)."""

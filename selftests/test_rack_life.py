@@ -184,7 +184,7 @@ def test_rebooted_is_cut_short_in_the_report_and_crosses_to_the_workers():
 
 def test_a_late_nodes_lanes_are_noted_before_its_own_load_so_their_counters_are_judged(tmp_path, monkeypatch):
     """Its lanes could not be read before the run's first load (it was away): noted again before
-    the load it is measured under (rackproof.judging.linkhealth.LoadLedger.note), the others' never."""
+    the load it is measured under (rackproof.measuring.linkhealth.LoadLedger.note), the others' never."""
     from rackproof.measuring import linkhealth
     from rackproof.judging.linkhealth import Counters
     from rackproof.measuring.linkhealth import LoadLedger

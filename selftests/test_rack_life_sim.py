@@ -105,7 +105,7 @@ def test_a_node_unreachable_through_its_budget_that_answers_before_the_verdict_i
     assert "rackproof: thor-2 answers now (a late node)" in done.output, done.output
     assert any("a late node" in n for n in notes(results)), notes(results)
     # its lanes' counters, unread at the run's first load when it was away, are read before its own
-    # (rackproof.judging.linkhealth): its counters under load are judged, nothing is left unverified
+    # (rackproof.measuring.linkhealth): its counters under load are judged, nothing is left unverified
     assert not [t for t in results["tests"] if t["outcome"] != "passed"], done.output
     assert any("test_lane_error_counters_under_load[thor-2:" in t["id"] for t in results["tests"]), done.output
     assert results["verdict"]["decision"] == "ACCEPTED", done.output
