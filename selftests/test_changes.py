@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from rackproof.ticket import snapshot
 from rackproof.ticket.changes import compare
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 from selftests.suite import REPLAYS, REPO
 
 NETPLAN = "/etc/netplan/40-cx7.yaml"

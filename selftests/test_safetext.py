@@ -5,7 +5,7 @@ import shutil
 
 from hypothesis import given, strategies as st
 
-from rackproof.nodes.safetext import one_line, shown
+from rackproof.probes.safetext import one_line, shown
 from selftests.suite import REPLAYS, run_suite
 
 CONTROLS = "".join(map(chr, [*range(0, 9), *range(11, 32), 127, *range(0x80, 0xA0), 0x202E, 0x2028, 0xFEFF]))

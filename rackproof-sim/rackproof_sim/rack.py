@@ -22,7 +22,7 @@ import icalendar
 
 import rackproof
 from rackproof.inventory import tomltext
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 from . import lldp, netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac

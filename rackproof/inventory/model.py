@@ -31,7 +31,7 @@ from rackproof.inventory.references import (BOND_FLOOR, FEC_PER_GB, FIRST_TOKEN,
                          ROCE_FLOOR, Setting)
 from rackproof.inventory.references import ROCE_LINK_FLOOR   # issue 43: per CX7 link
 from rackproof.inventory.references import KERNEL_LOG_WINDOW   # issue 43: the kernel's own reports
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 from rackproof.inventory.userinput import read_regular_file
 
 Platform = Literal["thor", "spark"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from rackproof.judging.figures import Measurement
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 
 @dataclass(eq=False)

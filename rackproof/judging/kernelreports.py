@@ -1,7 +1,7 @@
 """The kernel's own reports on a node (rackproof.probes.kernellog), as a check judges them: the
 lines of the window that report a fault (an Xid, a PCIe AER error, an mlx5 or mgbe error, a
 link flap on a cluster interface, an unclean previous shutdown), but those the inventory's
-allowlist accepts, each quoted safely (node text: rackproof.nodes.safetext)."""
+allowlist accepts, each quoted safely (node text: rackproof.probes.safetext)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rackproof.judging.failure import Failure
 from rackproof.inventory.model import Expect, Node
 from rackproof.probes.kernellog import KERNEL_LOG, MAX_LINES, Reported, reported
 from rackproof.inventory.references import KERNEL_LOG_WINDOW
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 QUOTED = 300      # characters of a line shown in the failure: a runaway message stays one line
 CAUSES = {

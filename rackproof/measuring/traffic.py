@@ -23,7 +23,7 @@ from rackproof.judging.failure import NotVerified
 from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.measuring.ownservers import Ready
 from rackproof.nodes.remote import Evidence, Result
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 from rackproof.probes.probe import Command, Probe
 from rackproof.probes import ParseError
 from rackproof.probes._between import Between

@@ -35,7 +35,7 @@ from rackproof.probes.survey import (DAEMON, GROUPS, RUNS, SUDO_ALLOWED, SURVEY,
 from rackproof.probes.systemd import USER_JOBS
 from rackproof.nodes.remote import NoAnswer, NodeUnreachable
 from rackproof.nodes.replay import ReplayError
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 EVERY_NODE, SPARKRUN_HEAD, SLURM_CONTROLLER = "every node", "the sparkrun head", "the Slurm controller"
 

@@ -28,7 +28,7 @@ import pytest
 
 from rackproof.ticket.exitstatus import HISTORY_NOT_WRITTEN, REPORT_NOT_WRITTEN, RUN_FOLDER_REMOVED
 from rackproof.report import document
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 SAID = pytest.StashKey[str]()        # the one line a controller's fault ended the run with
 

@@ -10,7 +10,7 @@ import datetime as dt
 import html
 
 from rackproof.inventory.model import FINISHED
-from rackproof.nodes.safetext import shown
+from rackproof.probes.safetext import shown
 
 from . import measurements, topology_svg, verdict as verdicts
 from .charts import bar_chart

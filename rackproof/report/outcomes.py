@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rackproof.judging.failure import Failure, NotVerified
-from rackproof.nodes.safetext import shown
+from rackproof.probes.safetext import shown
 
 OUTCOMES = ("passed", "warned", "failed", "error", "skipped", "waived", "not verified")
 PROBLEMS = ("failed", "error")

@@ -11,7 +11,7 @@ import html
 import re
 from pathlib import Path
 
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 from . import verdict
 

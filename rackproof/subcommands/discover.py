@@ -41,7 +41,7 @@ from rackproof.probes.nvidia_smi import NVIDIA_SMI
 from rackproof.probes.sockets import LISTENING, Listener, scope
 from rackproof.probes.system import HOSTNAME, LOGIN
 from rackproof.nodes.remote import EvidenceLog, NoAnswer, NodeUnreachable, Remote, SshTransport
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 from rackproof.inventory.userinput import read_regular_file
 
 THOR_LANE = re.compile(r"mgbe([0-9]+)_0")

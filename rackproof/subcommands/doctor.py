@@ -15,7 +15,7 @@ from rackproof.nodes.host import connect
 from rackproof.inventory.model import FINISHED, ClusterAtStep, Inventory, Node
 from rackproof.nodes.prerequisites import Finding, NodePrerequisites, needed_on, survey_findings, tools_of
 from rackproof.nodes.remote import EvidenceLog
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 COLLECT_SECONDS = 120
 

@@ -14,7 +14,7 @@ import tempfile
 
 from rackproof.inventory.model import FINISHED, ClusterAtStep, Inventory
 from rackproof.nodes.prerequisites import LIST, Glob, NodePrerequisites, sudoers_line
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 VISUDO_SECONDS = 30
 

@@ -54,7 +54,7 @@ from pathlib import Path
 
 import rackproof
 from rackproof.report import junit, verdict
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 NAMESPACE = "rackproof-bundle@rackproof"   # ssh-keygen -n: a signature made for this use only
 FORMAT = "rackproof-bundle/2"   # 2: SHA256SUMS is what is signed; the manifest states the run's scope

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 
 @dataclass(frozen=True)

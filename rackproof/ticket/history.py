@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 
 USER_VERSION = 30001          # PRAGMA user_version: tells our database from any other SQLite file
 BUSY_TIMEOUT_S = 10           # another run writing at the same moment: wait this long at most

@@ -36,7 +36,7 @@ from rackproof.probes.sshkeys import AUTHORIZED_KEYS
 from rackproof.probes.sysctl import SYSCTL
 from rackproof.probes.system import HOSTNAME
 from rackproof.nodes.remote import EvidenceLog, NoAnswer, NodeUnreachable
-from rackproof.nodes.safetext import one_line
+from rackproof.probes.safetext import one_line
 from rackproof.inventory.userinput import read_regular_file
 
 SNAPSHOT_VERSION = "1.0"
