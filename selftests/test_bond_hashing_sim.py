@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from rackproof.measuring import bondhash
+from rackproof.probes import bondhash
 from rackproof_sim.profiles import thor5
 
 from selftests.simrack import SimRack, rack_marks

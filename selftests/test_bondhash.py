@@ -1,4 +1,4 @@
-"""rackproof.measuring.bondhash: the kernel's layer3+4 transmit hash, and the client ports chosen with it.
+"""rackproof.probes.bondhash: the kernel's layer3+4 transmit hash, and the client ports chosen with it.
 
 The expected hashes below were worked out by hand from bond_main.c (bond_ip_hash after
 __bond_xmit_hash's memcpy of the ports), on a little-endian CPU:
@@ -27,7 +27,7 @@ from functools import reduce
 import pytest
 from hypothesis import given, strategies as st
 
-from rackproof.measuring import bondhash
+from rackproof.probes import bondhash
 
 PAIRS = [("10.10.0.11", "10.10.0.12"), ("10.10.0.13", "10.10.0.15"), ("10.10.0.15", "10.10.0.11"),
          ("192.168.1.5", "192.168.1.9"), ("172.16.0.1", "172.16.3.200"), ("fd00::1", "fd00::2")]

@@ -8,7 +8,8 @@ import pytest
 
 from rackproof.measuring import bondrate
 
-from rackproof.measuring import bondhash, traffic
+from rackproof.measuring import traffic
+from rackproof.probes import bondhash
 from rackproof.nodes.host import ProbeFailed
 from rackproof.inventory.model import FINISHED, load_inventory
 from rackproof.probes.ethtool import ETHTOOL, LinkInfo

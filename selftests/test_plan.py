@@ -24,9 +24,9 @@ from rackproof.inventory.model import FINISHED, load_inventory
 from rackproof.inventory.kinds import KINDS
 from rackproof.measurements import ALL, lanes, logins, nodes
 from rackproof.measurements.launcher import SPARKRUN_VERSION
-from rackproof.measuring.ownservers import OwnServers
+from rackproof.nodes.ownservers import OwnServers
 from rackproof.nodes.remote import Evidence, EvidenceLog, NodeUnreachable
-from rackproof.measuring.together import Part
+from rackproof.nodes.together import Part
 from selftests.suite import EXAMPLES, REPLAYS, run_suite
 
 THOR5 = load_inventory(EXAMPLES / "thor5.toml").at(FINISHED)

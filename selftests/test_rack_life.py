@@ -20,7 +20,7 @@ from rackproof.probes import ParseError
 from rackproof.probes.boot import BOOT_ID, parse_boot_id
 from rackproof.probes.sockets import parse_ss_listen
 from rackproof.nodes.remote import ConnectionLost, EvidenceLog, NodeUnreachable, Rebooted, Remote, Result
-from rackproof.measuring.together import Part
+from rackproof.nodes.together import Part
 from selftests.suite import EXAMPLES
 
 THOR5 = load_inventory(EXAMPLES / "thor5.toml").at(FINISHED)

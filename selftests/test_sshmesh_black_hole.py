@@ -8,7 +8,7 @@ from rackproof.measuring import pathmtu, sshmesh
 from rackproof.judging.failure import Failure
 from rackproof.inventory.model import FINISHED, ClusterAtStep, load_inventory
 from rackproof.nodes.remote import Evidence, EvidenceLog, Result
-from rackproof.measuring.together import Part
+from rackproof.nodes.together import Part
 from selftests.suite import EXAMPLES
 
 CLUSTER = ClusterAtStep(load_inventory(EXAMPLES / "thor5.toml"), FINISHED)

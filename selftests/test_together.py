@@ -1,4 +1,4 @@
-"""rackproof.measuring.together: a group measured at once, each part with its own evidence and its own
+"""rackproof.nodes.together: a group measured at once, each part with its own evidence and its own
 exception; what crosses the run's processes (the plan's results, to xdist workers) as JSON
 (rackproof.nodes.portable: nothing unpickled, no name outside rackproof built)."""
 
@@ -19,7 +19,7 @@ from rackproof.measuring.serving import AccessKeyError
 from rackproof.probes.iperf import IperfResult, IperfStream
 from rackproof.measuring.plan import NotMeasured
 from rackproof.nodes.remote import ChannelRefused, CommandTimeout, ConnectionLost, Evidence, EvidenceLog, NodeUnreachable, Result
-from rackproof.measuring.together import Part, at_once
+from rackproof.nodes.together import Part, at_once
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from rackproof.judging import sharing
 
 from rackproof.measuring import traffic
 from rackproof.nodes.host import Host, ProbeFailed
-from rackproof.measuring.ownservers import OwnServers
+from rackproof.nodes.ownservers import OwnServers
 from rackproof.probes._between import declared
 from rackproof.probes.sockets import parse_ss_listen
 from rackproof.probes.probe import Command

@@ -10,7 +10,7 @@ import pytest
 from rackproof.measuring import traffic
 from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import load_inventory
-from rackproof.measuring.ownservers import OwnServers
+from rackproof.nodes.ownservers import OwnServers
 from rackproof.probes.probe import Command
 from rackproof.nodes.remote import EvidenceLog, LocalTransport, Remote, Result
 from selftests.suite import EXAMPLES

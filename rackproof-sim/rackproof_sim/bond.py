@@ -7,7 +7,7 @@ received on bond0. The switch does the same for its side of the LAG: each bonded
 feed one bridge port (lag<i>), whose peer spreads the frames for that node over the node's up
 ports. One TCP connection therefore stays on one lane.
 
-Which lane a connection takes is the kernel's layer3+4 choice (rackproof.measuring.bondhash, the module
+Which lane a connection takes is the kernel's layer3+4 choice (rackproof.probes.bondhash, the module
 the suite chooses its client ports with): the hash of the connection's addresses and ports,
 modulo the members that are up, in bond order. The monitor (monitor.py; lanes every 100 ms like
 miimon, connections every 200 ms) reads each bonded node's TCP connections on the cluster
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rackproof.measuring import bondhash
+from rackproof.probes import bondhash
 from rackproof.probes.bonding import LACP_MODE, BondInfo, BondSlave
 from rackproof_sim.formats.bonding import render_bonding
 

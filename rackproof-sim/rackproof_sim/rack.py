@@ -298,10 +298,7 @@ class Rack:
         dst = self.state.lib / "rackproof"
         dst.mkdir(parents=True)
         write(dst / "__init__.py", '"""rackproof (the parts the simulated nodes run)."""\n')
-        shutil.copytree(product / "probes", dst / "probes", ignore=ignore)
-        (dst / "measuring").mkdir()
-        for module in ("__init__.py", "bondhash.py"):
-            shutil.copy2(product / "measuring" / module, dst / "measuring" / module)
+        shutil.copytree(product / "probes", dst / "probes", ignore=ignore)   # the bond's hash too (probes/bondhash)
         subprocess.run([nodemod.PY, "-m", "compileall", "-q", str(self.state.lib)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for root, dirs, files in os.walk(self.state.lib):

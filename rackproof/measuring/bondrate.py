@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rackproof.measuring import bondhash, pathmtu, traffic
+from rackproof.measuring import pathmtu, traffic
+from rackproof.probes import bondhash
 from rackproof.judging.failure import SLOW_LANE_CAUSES
 from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import ClusterAtStep, Node

@@ -45,7 +45,8 @@ from typing import Callable, Collection, Iterable, Sequence
 
 from rackproof.inventory import kinds
 
-from rackproof.measuring import schedule, together, traffic
+from rackproof.measuring import schedule, traffic
+from rackproof.nodes import together
 
 from rackproof.nodes import portable, racklife
 from rackproof.nodes.host import Host
@@ -53,7 +54,7 @@ from rackproof.inventory.model import ClusterAtStep
 from rackproof.measuring.linkhealth import LoadLedger
 from rackproof.nodes.remote import Evidence, EvidenceLog
 from rackproof.inventory.targets import target
-from rackproof.measuring.together import Part
+from rackproof.nodes.together import Part
 
 
 class Phase(IntEnum):

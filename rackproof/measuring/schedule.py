@@ -3,7 +3,7 @@
 Lanes are full duplex and the switch does not block: a node can send to one peer while it
 receives from another. So the ordered pairs come in rounds in which every node sends once and
 receives once (a derangement: node i sends to node i+r in round r), and a round is measured all
-at once (rackproof.measuring.together): all n*(n-1) pairs in n-1 rounds. Two measurements that share a node
+at once (rackproof.nodes.together): all n*(n-1) pairs in n-1 rounds. Two measurements that share a node
 must never overlap otherwise: each takes a file lock per node, in sorted order so that two can
 never each hold what the other waits for; file locks work across xdist workers and runs, of
 every operator of the controller (in its lock folder, else the operator's own: rackproof.nodes.runfolder).

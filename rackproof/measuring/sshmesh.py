@@ -21,7 +21,7 @@ from rackproof.nodes.host import Host, ProbeFailed
 from rackproof.inventory.model import ClusterAtStep
 from rackproof.probes.sshcheck import SSH_FANOUT, SSH_HOSTNAME, TIMEOUT_EXIT, SshAttempt
 from rackproof.nodes.remote import Evidence, EvidenceLog, NoAnswer, NodeUnreachable, Result
-from rackproof.measuring.together import Part, at_once
+from rackproof.nodes.together import Part, at_once
 
 
 def in_turn(names: list[str], source: str) -> list[str]:

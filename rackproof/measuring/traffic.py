@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager, suppress
 from typing import Callable, Iterable, Iterator, Sequence
 
-from rackproof.measuring import bondhash
+from rackproof.probes import bondhash
 from rackproof.judging.failure import NotVerified
 from rackproof.nodes.host import Host, ProbeFailed
-from rackproof.measuring.ownservers import Ready
+from rackproof.nodes.ownservers import Ready
 from rackproof.nodes.remote import Evidence, Result
 from rackproof.probes.safetext import one_line
 from rackproof.probes.probe import Command, Probe

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from rackproof.measuring import bondhash
+from rackproof.probes import bondhash
 from rackproof.judging.failure import NotVerified
 from rackproof.inventory.model import FINISHED, ClusterAtStep, Inventory, Node
-from rackproof.measuring.ownservers import OwnServers
+from rackproof.nodes.ownservers import OwnServers
 from rackproof.nodes.prerequisites import NodePrerequisites
 from rackproof.probes.probe import Command, Probe
 from rackproof.probes import ParseError
@@ -29,7 +29,7 @@ from rackproof.probes.netplan import NAMING_INTERFACES
 from rackproof.probes.ping import PING, PING_DF, PING_DF_VIA
 from rackproof.probes.survey import SURVEY
 from rackproof.nodes.remote import Evidence, EvidenceLog, LocalTransport, Remote, Result, SshTransport
-from rackproof.measuring.together import at_once
+from rackproof.nodes.together import at_once
 from rackproof.nodes.replay import Recording, RecordingTransport, ReplayTransport
 
 T = TypeVar("T")

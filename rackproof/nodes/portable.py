@@ -1,6 +1,6 @@
 """What one process of a run measured, as JSON that another of its processes reads back.
 
-A measured group (rackproof.measuring.together) holds the suite's own results (dataclasses of rackproof
+A measured group (rackproof.nodes.together) holds the suite's own results (dataclasses of rackproof
 such as IperfResult, with tuples, dicts keyed by pairs) and the errors a part raised. Nothing
 is unpickled: a value comes back only as plain JSON data, a point in time (ISO 8601), a dataclass of a rackproof module
 built from its fields, or an error of rackproof (or a plain builtin error) built from its

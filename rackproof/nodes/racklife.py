@@ -20,7 +20,7 @@ from rackproof.probes import ParseError
 from rackproof.probes.boot import BOOT_ID, parse_boot_id
 from rackproof.probes.sshcheck import CONNECTION_CLOSED, CONNECTION_REFUSED, NO_ROUTE, TIMED_OUT, classify_ssh_failure
 from rackproof.nodes.remote import CONNECT_BACKOFF, Evidence, EvidenceLog, NodeUnreachable, Rebooted, Result
-from rackproof.measuring.together import Part, at_once
+from rackproof.nodes.together import Part, at_once
 
 # what an `ssh` between nodes meets while a peer's sshd restarts or the peer reboots
 PEER_CONNECT_FAILURES = (CONNECTION_REFUSED, CONNECTION_CLOSED, NO_ROUTE, TIMED_OUT)

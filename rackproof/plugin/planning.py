@@ -23,7 +23,7 @@ from rackproof.checks import entries_named
 from rackproof.nodes.host import Host, connect
 from rackproof.measuring.linkhealth import LoadLedger
 from rackproof.measurements import ALL
-from rackproof.measuring.ownservers import OwnServers
+from rackproof.nodes.ownservers import OwnServers
 from rackproof.measuring.serving import read_access_key
 
 RESULTS = pytest.StashKey[plan.Measured]()

@@ -130,7 +130,7 @@ PING_DF = Probe("ping -M do", "whether packets of a given size cross to a target
                 seen_on=("libreswan", "Debian 12"),
                 unseen="no ping -M do of a Jetson AGX Thor or a DGX Spark was found")
 # the same, with the echo's identifier chosen (-e): a bond hashes an echo by its identifier, so
-# it picks the member the packet leaves by (rackproof.measuring.bondhash.echo_idents)
+# it picks the member the packet leaves by (rackproof.probes.bondhash.echo_idents)
 PING_DF_VIA = Probe("ping -M do -e", "whether packets of a given size cross to a target unfragmented, "
                     "over the bond member their echo identifier hashes to",
                     "ping -M do -s {size} -e {ident} -c 3 -i 0.2 -W 1 {target} 2>&1", parse_ping,
