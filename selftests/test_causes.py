@@ -23,7 +23,7 @@ from rackproof.inventory.kinds import KINDS
 from rackproof.measurements import cx7, diagnosis, engines, lanes, nccl
 from rackproof.probes.probe import IN_C_LOCALE
 from rackproof.inventory.references import measured
-from rackproof.inventory.targets import EngineTarget, Pair
+from rackproof.measuring.targets import EngineTarget, Pair
 from rackproof.nodes.remote import EvidenceLog, LocalTransport, NodeUnreachable, Remote, Result
 from selftests.robustness import sample
 from selftests.suite import EXAMPLES

@@ -16,7 +16,7 @@ from rackproof.probes.ibdev2netdev import RdmaMap
 from rackproof.probes.ip import Address, Interface, Route
 from rackproof.probes.ping import PingResult
 from rackproof.nodes.remote import Result
-from rackproof.inventory.targets import Cx7Target, Pair
+from rackproof.measuring.targets import Cx7Target, Pair
 from selftests.suite import EXAMPLES
 from tests_network import test_addressing, test_closed_network, test_cx7, test_reachability, test_rollback
 from tests_physical import test_cabling

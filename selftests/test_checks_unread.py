@@ -17,7 +17,7 @@ from rackproof.probes.agent import AgentCommand
 from rackproof.probes.ip import Address, Interface
 from rackproof.probes.nvidia_smi import NvidiaSmiBanner
 from rackproof.probes.ping import PingResult
-from rackproof.inventory.targets import Cx7Target, LaneTarget
+from rackproof.measuring.targets import Cx7Target, LaneTarget
 from selftests.suite import EXAMPLES
 from tests_network import test_addressing, test_cx7, test_link_health
 from tests_serving import test_agent, test_versions

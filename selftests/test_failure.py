@@ -7,7 +7,7 @@ import pytest
 
 from rackproof.judging.failure import Failure, judge, together
 from rackproof.inventory.model import load_inventory
-from rackproof.judging.figures import Expectation, Measurement
+from rackproof.inventory.figures import Expectation, Measurement
 from rackproof.report.document import Recorded, entry_for
 from rackproof.report.outcomes import PytestReport
 from selftests.suite import EXAMPLES

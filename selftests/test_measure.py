@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from rackproof.judging.figures import Expectation, Measurement, NotAFigure
+from rackproof.inventory.figures import Expectation, Measurement, NotAFigure
 
 
 @pytest.mark.parametrize("floor", [0, 0.0, -1, -22.5, math.nan, math.inf, -math.inf, "22.5", None, True])

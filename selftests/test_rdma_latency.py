@@ -13,7 +13,7 @@ from rackproof.probes import ParseError
 from rackproof.probes.perftest import LatencyResult, parse_ib_write_lat
 from rackproof.measurements import cx7
 from rackproof.nodes.remote import LocalTransport, Result
-from rackproof.inventory.targets import Pair
+from rackproof.measuring.targets import Pair
 from rackproof_sim.formats.perftest import render_ib_write_lat
 from selftests.robustness import sample
 from selftests.test_causes import SPARK_PAIR, failure, hosts_of, measure_in, planned

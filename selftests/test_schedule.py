@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackproof.measuring.schedule import WHOLE_RACK, LockBusy, covering_round, derangements, holding, remove_when_idle
+from rackproof.inventory.kinds import covering_round, derangements
+from rackproof.measuring.schedule import WHOLE_RACK, LockBusy, holding, remove_when_idle
 
 nodes = st.integers(min_value=2, max_value=40).map(lambda n: [f"thor-{i}" for i in range(1, n + 1)])
 

@@ -13,7 +13,7 @@ from rackproof.measurements import cx7
 from rackproof.probes.ethtool import LinkInfo
 from rackproof.nodes.remote import LocalTransport, Result
 from rackproof.judging.staleinit import End
-from rackproof.inventory.targets import Pair
+from rackproof.measuring.targets import Pair
 from rackproof_sim.formats.ethtool import render_ethtool
 from selftests.robustness import sample
 from selftests.test_causes import SPARK_PAIR, failure, hosts_of, measure_in, planned

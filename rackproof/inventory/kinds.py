@@ -9,9 +9,8 @@ A value is a tuple of names, node names first: ("thor-3", "mgbe1_0") is a lane o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence, TypeVar
 
-from rackproof.measuring import schedule
 from rackproof.inventory.model import ClusterAtStep, Inventory
 
 
@@ -71,14 +70,30 @@ class Kind:
         return "all" if self.whole_cluster else self.name_value(value)
 
 
+T = TypeVar("T")
+
+
+def derangements(items: Sequence[T]) -> list[list[tuple[T, T]]]:
+    """Every ordered pair exactly once, in len(items) - 1 rounds: in round r, item i sends to
+    item i + r (around), so each item sends once and receives once per round."""
+    n = len(items)
+    return [[(items[i], items[(i + r) % n]) for i in range(n)] for r in range(1, n)] if n > 1 else []
+
+
+def covering_round(items: Sequence[T]) -> list[list[tuple[T, T]]]:
+    """One round for a large rack: each item sends to the next (the first of `derangements`),
+    so every node's sending and receiving side is measured once."""
+    return derangements(items)[:1]
+
+
 def rounds(kind: str, cluster: ClusterAtStep) -> list[list[tuple[str, str]]]:
     """The sender -> receiver pairs of a throughput kind, round by round (each node sends once
     and receives once in a round): every ordered pair on a small rack, one round above the
     inventory's size limit; the bond's lane-loss check takes one round (it disrupts)."""
     names = _names(cluster, lambda node: _ON_NETWORK[kind](cluster, node))
     if kind == "bond_pair" or len(names) > cluster.expect.all_pairs_max_nodes:
-        return schedule.covering_round(names)
-    return schedule.derangements(names)
+        return covering_round(names)
+    return derangements(names)
 
 
 _ON_NETWORK = {"link_pair": lambda c, n: n.address, "cx7_pair": lambda c, n: n.cx7, "bond_pair": lambda c, n: c.bonded(n)}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Literal
 
-from rackproof.judging.figures import Expectation, Measurement
+from rackproof.inventory.figures import Expectation, Measurement
 
 if TYPE_CHECKING:   # inventory makes Expect from the settings below: it imports this module
     from rackproof.inventory.model import Expect

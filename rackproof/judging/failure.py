@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from rackproof.judging.figures import Measurement
+from rackproof.inventory.figures import Measurement
 from rackproof.probes.safetext import one_line
 
 

@@ -5,7 +5,7 @@ that is not what it should be. The answers are asked from a node by rackproof.me
 from __future__ import annotations
 
 from rackproof.judging.failure import Failure
-from rackproof.judging.figures import Measurement
+from rackproof.inventory.figures import Measurement
 from rackproof.inventory.references import convert
 
 ACCEPTS_BUT_DOES_NOT_GENERATE = "the engine accepts requests but does not generate: check its log and GPU memory"

@@ -18,7 +18,7 @@ from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.iperf import IperfResult
 from rackproof.probes.sshcheck import unreached_host
 from rackproof.inventory.references import measured
-from rackproof.inventory.targets import Pair
+from rackproof.measuring.targets import Pair
 
 
 def under_floor(name: str, runs: tuple[IperfResult, ...], cluster: ClusterAtStep, **counts) -> bool:

@@ -53,7 +53,7 @@ from rackproof.nodes.host import Host
 from rackproof.inventory.model import ClusterAtStep
 from rackproof.measuring.linkhealth import LoadLedger
 from rackproof.nodes.remote import Evidence, EvidenceLog
-from rackproof.inventory.targets import target
+from rackproof.measuring.targets import target
 from rackproof.nodes.together import Part
 
 

@@ -2,8 +2,9 @@
 
 Lanes are full duplex and the switch does not block: a node can send to one peer while it
 receives from another. So the ordered pairs come in rounds in which every node sends once and
-receives once (a derangement: node i sends to node i+r in round r), and a round is measured all
-at once (rackproof.nodes.together): all n*(n-1) pairs in n-1 rounds. Two measurements that share a node
+receives once (a derangement: node i sends to node i+r in round r: the pair kinds' rounds,
+rackproof.inventory.kinds), and a round is measured all at once (rackproof.nodes.together): all
+n*(n-1) pairs in n-1 rounds. Two measurements that share a node
 must never overlap otherwise: each takes a file lock per node, in sorted order so that two can
 never each hold what the other waits for; file locks work across xdist workers and runs, of
 every operator of the controller (in its lock folder, else the operator's own: rackproof.nodes.runfolder).
@@ -21,25 +22,9 @@ import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence, TypeVar
+from typing import Iterator, Sequence
 
 from rackproof.nodes.runfolder import lock_file_mode, made_again
-
-T = TypeVar("T")
-
-
-def derangements(items: Sequence[T]) -> list[list[tuple[T, T]]]:
-    """Every ordered pair exactly once, in len(items) - 1 rounds: in round r, item i sends to
-    item i + r (around), so each item sends once and receives once per round."""
-    n = len(items)
-    return [[(items[i], items[(i + r) % n]) for i in range(n)] for r in range(1, n)] if n > 1 else []
-
-
-def covering_round(items: Sequence[T]) -> list[list[tuple[T, T]]]:
-    """One round for a large rack: each item sends to the next (the first of `derangements`),
-    so every node's sending and receiving side is measured once."""
-    return derangements(items)[:1]
-
 
 WHOLE_RACK = "@rack"  # not a hostname, so no node's lock
 # a lock is waited on at most this long: the longest a check holds one (a throughput round, a
