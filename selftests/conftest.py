@@ -29,7 +29,7 @@ RACKS_FIRST = 2            # workers that take rack modules first
 # (xdist's own order, by number of tests, handed out the 108 s diagnosis module as nearly the last).
 # A module not named here is taken for a middling one.
 RACK_MODULE_SECONDS = {
-    "test_acceptance_sim": 282, "test_rack_life_sim": 144, "test_scale_sim": 133, "test_sparkrun_sim": 120,
+    "test_acceptance_sim": 282, "test_rack_life_sim": 144, "test_scale_sim": 110, "test_sparkrun_sim": 120,
     "test_kernel_log_sim": 100, "test_diagnosis_sim": 78, "test_causes_sim": 65, "test_rack_life_faults_sim": 61,
     "test_path_causes_sim": 52, "test_ci_examples_sim": 51, "test_sim_thor5": 49, "test_history_sim": 41,
     "test_sim_spark2": 40, "test_bond_hashing_sim": 38, "test_step9_sim": 35, "test_hostile_user_sim": 32,

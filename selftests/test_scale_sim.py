@@ -1,9 +1,9 @@
 """Generated racks. One of 32 nodes (`rackproof sim up thor --nodes 32`): the SSH mesh, 992
-ordered pairs tried all at once (each node fans out to its peers in one command), still names
-the failing pair alone, and a node the controller cannot reach costs the run one connect
-timeout, not one per check (both faults planted for one run of the mesh: it is most of the
-module's time); a healthy mesh of 16 passes on the nodes' stock sshd limits; one of
-2 nodes is built with 1, 2, 3 or 4 lanes each, and the whole suite accepts it."""
+ordered pairs tried all at once (each node fans out to its peers in one command) on the nodes'
+stock sshd limits, names the failing pair alone and sheds no login (every other pair passes), and
+a node the controller cannot reach costs the run one connect timeout, not one per check (both
+faults planted for one run of the mesh: it is most of the module's time); one of 2 nodes is
+built with 1, 2, 3 or 4 lanes each, and the whole suite accepts it."""
 
 from __future__ import annotations
 
@@ -51,7 +51,10 @@ def test_one_key_removed_fails_exactly_its_pair_and_a_node_out_of_reach_costs_on
     own = {f"test_ssh_mesh::test_passwordless_ssh[thor-17->{n}]" for n in NODES if n != "thor-17"}
     own.add("test_ssh_mesh::test_same_login_on_every_node[thor-17]")
     assert len([t for t in run.outcomes if "test_passwordless_ssh[" in t]) == 32 * 31
+    # no login shed on OpenSSH's MaxStartups 10:30:100 and MaxSessions 10 (rackproof_sim.node): the
+    # fan-out stays under them, so every other pair passes and none errs
     assert run.failed == own | {pair}, sorted(run.failed ^ (own | {pair}))[:10]
+    assert run.with_outcome("error") == set(), run.output
     assert "key not authorised" in run.messages[pair], run.messages[pair]
     assert all("thor-17 is unreachable" in run.messages[t] for t in own)
     # every peer still reaches thor-17 over the cluster network (only its management link is down)
@@ -66,15 +69,6 @@ def test_one_key_removed_fails_exactly_its_pair_and_a_node_out_of_reach_costs_on
     waited = {(e["command"], e["started"]) for t in doc["tests"] for e in t["evidence"]
               if e["node"] == "thor-17" and e["duration"] >= timeout}
     assert len(waited) == 1, waited
-
-
-def test_a_healthy_mesh_of_16_passes_on_the_stock_sshd_limits(pytester):
-    # every node's sshd at OpenSSH's MaxStartups 10:30:100 and MaxSessions 10 (rackproof_sim.node):
-    # the fan-out stays under them, so no login is shed
-    with SimRack("thor-n16") as rack:
-        run = mesh(pytester, rack)
-    assert len([t for t in run.outcomes if "test_passwordless_ssh[" in t]) == 16 * 15
-    assert run.failed == set() and run.with_outcome("error") == set(), run.output
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 3, 4])
