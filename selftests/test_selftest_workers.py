@@ -23,20 +23,26 @@ def test_recorded(k):
 '''
 
 
-def test_two_workers_start_with_rack_modules_the_third_with_the_other_tests_then_racks(pytester):
+def ran_by_worker(pytester, modules: dict[str, int], passed: int) -> dict[str, list[str]]:
+    """The modules (name: how many tests of 0.3 s) and ten quick other tests run as
+    scripts/selftest.sh runs the selftests: each worker's modules in the order it ran them."""
     log = pytester.path / "log.jsonl"
     pytester.makeconftest(CONFTEST)
-    racks = [f"test_rack{i}_sim" for i in range(8)]
-    for name in racks:
-        pytester.makepyfile(**{name: TESTS.format(tests=3, seconds=0.3, log=str(log))})
+    for name, tests in modules.items():
+        pytester.makepyfile(**{name: TESTS.format(tests=tests, seconds=0.3, log=str(log))})
     pytester.makepyfile(test_other=TESTS.format(tests=10, seconds=0.05, log=str(log)))
     result = pytester.runpytest_subprocess("-p", "xdist", "-n", "3", "--dist", "loadscope", "-q",
                                            "-p", "no:cacheprovider", timeout=120)
-    result.assert_outcomes(passed=34)
+    result.assert_outcomes(passed=passed)
     by_worker: dict[str, list[tuple[float, str]]] = {}
     for module, worker, start, _ in map(json.loads, log.read_text().splitlines()):
         by_worker.setdefault(worker, []).append((start, module))
-    ran = {worker: [module for _, module in sorted(records)] for worker, records in by_worker.items()}
+    return {worker: [module for _, module in sorted(records)] for worker, records in by_worker.items()}
+
+
+def test_two_workers_start_with_rack_modules_the_third_with_the_other_tests_then_racks(pytester):
+    racks = [f"test_rack{i}_sim" for i in range(8)]
+    ran = ran_by_worker(pytester, dict.fromkeys(racks, 3), passed=34)
     assert all(len({w for w, modules in ran.items() if name in modules}) == 1 for name in racks), ran
     firsts = sorted(modules[0] in racks for modules in ran.values())
     assert firsts == [False, True, True], ran
@@ -44,25 +50,12 @@ def test_two_workers_start_with_rack_modules_the_third_with_the_other_tests_then
     assert third[:10] == ["test_other"] * 10 and third[10:] and set(third[10:]) <= set(racks), ran
 
 
-
 def test_the_longest_rack_modules_are_handed_out_first_and_the_shortest_last(pytester):
     """By the seconds measured for each (conftest.RACK_MODULE_SECONDS), not by xdist's own order
     (the most tests first), which handed out a long module of one test nearly last."""
-    log = pytester.path / "log.jsonl"
-    pytester.makeconftest(CONFTEST)
     # named longest and named shortest, one test each; not named (middling): one of six tests, eight of one
-    modules = {"test_acceptance_sim": 1, "test_gpus_sim": 1, "test_many_sim": 6,
-               **{f"test_unnamed{i}_sim": 1 for i in range(8)}}
-    for name, tests in modules.items():
-        pytester.makepyfile(**{name: TESTS.format(tests=tests, seconds=0.3, log=str(log))})
-    pytester.makepyfile(test_other=TESTS.format(tests=10, seconds=0.05, log=str(log)))
-    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "3", "--dist", "loadscope", "-q",
-                                           "-p", "no:cacheprovider", timeout=120)
-    result.assert_outcomes(passed=26)
-    by_worker: dict[str, list[tuple[float, str]]] = {}
-    for module, worker, start, _ in map(json.loads, log.read_text().splitlines()):
-        by_worker.setdefault(worker, []).append((start, module))
-    ran = {worker: [module for _, module in sorted(records)] for worker, records in by_worker.items()}
+    ran = ran_by_worker(pytester, {"test_acceptance_sim": 1, "test_gpus_sim": 1, "test_many_sim": 6,
+                                   **{f"test_unnamed{i}_sim": 1 for i in range(8)}}, passed=26)
     assert "test_acceptance_sim" in {modules[0] for modules in ran.values()}, ran
     third = next(modules for modules in ran.values() if modules[0] == "test_other")
     assert "test_gpus_sim" in third, ran     # taken from the back of the queue, by the worker of the other tests
