@@ -204,9 +204,8 @@ class Node:
             "PrintLastLog no",
             "X11Forwarding no",
             "UseDNS no",
-            # MaxStartups and MaxSessions stay at OpenSSH's defaults (10:30:100, 10), as on
-            # Ubuntu, L4T and DGX OS: the suite has to live within them, here first
-            "LoginGraceTime 30",
+            # MaxStartups, MaxSessions and LoginGraceTime stay at OpenSSH's defaults (10:30:100, 10,
+            # 120 s), as on Debian, Ubuntu, L4T and DGX OS: the suite has to live within them, here first
             "AcceptEnv LANG LC_*",
             f"SetEnv PATH={LOGIN_PATH}",
             "Subsystem sftp /usr/lib/openssh/sftp-server",
