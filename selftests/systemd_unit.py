@@ -37,6 +37,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -315,7 +316,12 @@ def main(plan_file: str) -> None:
     second = subprocess.run(as_account(operator, argv), cwd=operator.pw_dir, capture_output=True, text=True,
                             timeout=plan["timeout"],
                             env={"PATH": os.environ["PATH"], "HOME": operator.pw_dir, "USER": operator.pw_name})
+    # what the operator's run left in the temp folder it made its private folder in (none may stay,
+    # also when the run stops on its lock folder)
+    left = sorted(str(p) for p in Path(tempfile.gettempdir()).glob("rackproof-run-*")
+                  if p.lstat().st_uid == operator.pw_uid)
     report["operator"] = {"status": second.returncode, "output": (second.stdout + second.stderr)[-4000:],
+                          "run_folders_left": left,
                           "verdict": json.loads((out / "results.json").read_text())["verdict"]["decision"]
                           if (out / "results.json").is_file() else None}
     Path(plan["report"]).write_text(json.dumps(report, indent=1))

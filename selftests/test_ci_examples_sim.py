@@ -161,4 +161,5 @@ def test_the_unit_as_it_was_hands_the_lock_folder_to_its_account_and_the_next_ru
     assert found["locks_after_state"]["owner"] == service.user   # chowned with /var/lib/rackproof, recursively
     operator = found["operator"]
     assert operator["status"] == 4, operator
+    assert operator["run_folders_left"] == [], operator     # its private run folder removed all the same
     assert "is not a folder of root's" in operator["output"], operator["output"]

@@ -89,11 +89,13 @@ def pytest_configure_node(node) -> None:   # pytest-xdist, on the controller: a 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if config in _CONFIGS:
         _CONFIGS.remove(config)
-    planning.close_hosts(config)
-    reporting.finish(config)
-    recording.write_anonymised(config)
-    params.remove_locks(config)
-    params.remove_run_folder(config)
+    try:
+        planning.close_hosts(config)
+        reporting.finish(config)
+        recording.write_anonymised(config)
+        params.remove_locks(config)       # raises UsageError when the cluster's lock folder is refused
+    finally:
+        params.remove_run_folder(config)  # whatever stopped the run: the private folder never stays
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
