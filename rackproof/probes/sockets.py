@@ -95,9 +95,6 @@ def parse_ss_ports(text: str) -> frozenset[int]:
     return frozenset(ports)
 
 
-# Above Linux's default ephemeral range (ip_local_port_range 32768-60999): connect() never
-# hands these ports out, so a chosen one is free unless something listens on it.
-CLIENT_PORTS = range(61000, 65536)
 LISTENING = Probe("ss", "every TCP socket listening, and on which address", "ss -Hltn", parse_ss_listen,
                   seen_on=("Ubuntu 20.04", "Ubuntu 22.04", "Debian 12"),
                   unseen="no ss of a Jetson AGX Thor or a DGX Spark was found")
@@ -106,7 +103,10 @@ LISTENING_PROCESSES = Probe("sudo ss", "every TCP and UDP socket listening, and 
                             "sudo -n ss -Hltnup", parse_ss_listen,
                             seen_on=("Ubuntu 24.04", "Ubuntu 20.04", "Debian 12"),
                             unseen="no ss of a Jetson AGX Thor or a DGX Spark was found")
-# the range the suite chooses client ports from (above the kernel's ephemeral ports)
+# The range the suite chooses client ports from (rackproof.probes.bondhash), above Linux's default
+# ephemeral range (ip_local_port_range 32768-60999): connect() never hands these ports out, so a
+# chosen one is free unless something listens on it, which this probe reads.
+CLIENT_PORTS = range(61000, 65536)
 HELD_CLIENT_PORTS = Probe("ss client ports", "the client ports that TCP sockets hold, in any state",
                           f"ss -Htan 'sport >= :{CLIENT_PORTS.start}'", parse_ss_ports,
                           seen_on=("Ubuntu",),
