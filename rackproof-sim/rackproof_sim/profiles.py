@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass, field
 
 SCALE = 0.004         # every modelled rate x scale = the rate the rack really shapes to (at most this)
-# The traffic itself is the rack's largest cost in CPU: a whole thor5 run took 33 CPU-seconds of
-# the two cores at 0.01 (250 Mbit/s a lane) and 25 at 0.004, the same 42 s of wall time (cpuacct,
-# 2026-12-07); the selftests run dozens of such runs side by side. What this machine's veths,
-# bridges and tc carry at once: a round of throughput tests loads every lane at the same time
-# (thor5's five -P 4 pairs, 20 lanes, 2 Gbit/s); a rack with more lanes is shaped to a smaller scale
-CARRIES_MBIT = 2000
+# The traffic itself is a large cost in CPU: a whole thor5 run took 33 CPU-seconds of the two
+# cores at 0.01 (250 Mbit/s a lane), 25-27 at 0.004 and 22 at 0.001, the same 41 s of wall time
+# (/proc/stat around the run, 2026-12-07); the selftests run dozens of such runs side by side.
+# What the rack carries at once: a round of throughput tests loads every lane at the same time
+# (thor5's five -P 4 pairs, 20 lanes, 500 Mbit/s); a rack with more lanes is shaped to a smaller
+# scale. At 25 Mbit/s a lane a 3 s measurement still moves 9 MB, 140 of htb's 64 KB bursts.
+CARRIES_MBIT = 500
 USER = "nvidia"       # the same login on every node
 MGMT_NET = "192.168.77"  # house network: bench .1, node i (1-based) .10+i
 
