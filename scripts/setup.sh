@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # munge, slurmctld, slurmd, slurm-client: the real Slurm of the simulated thor5 rack (step 9);
+# gcc, libc6-dev: each simulated rack builds its nodes' stand-in tool client (rackproof_sim/standin_client.c);
 # systemd for systemd-analyze, which checks examples/ci's units (chromium pulls it in anyway; where
 # systemd is not PID 1, installing it starts nothing and the selftests never boot it)
 packages=(iperf3 openssh-server openssh-client sudo iproute2 iputils-ping procps util-linux curl passwd
-          python3 python3-venv python3-pip chromium chromium-driver munge slurmctld slurmd slurm-client systemd)
+          python3 python3-venv python3-pip chromium chromium-driver munge slurmctld slurmd slurm-client systemd
+          gcc libc6-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

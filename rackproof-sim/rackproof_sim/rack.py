@@ -27,8 +27,8 @@ from . import lldp, netns, node as nodemod, slurm, sparkrun
 from .bond import bonding_view
 from .netns import Topology, mac
 from .profiles import MGMT_NET, USER, Profile, get_profile, node_model
-from .standin_client import SOCKET as STANDIN_SOCKET
 from .standins import MEASURING, SPARK_TOOLS, THOR_TOOLS
+from .standins.server import SOCKET as STANDIN_SOCKET
 from .state import NODE_PROC, ROOT, RackState, all_racks, valid_name
 from .util import SimError, in_netns, pid_alive, probe_tcp, run, wait_until, write
 
@@ -56,6 +56,11 @@ class Rack:
     @property
     def name(self) -> str:
         return self.state.name
+
+    @property
+    def standin_client(self) -> Path:
+        """The compiled client every read-only stand-in tool on a node's PATH links to."""
+        return self.state.lib / "standin-client"
 
     @property
     def inventory(self) -> Path:
@@ -305,16 +310,19 @@ class Rack:
             os.chmod(root, 0o755)
             for f in files:
                 os.chmod(os.path.join(root, f), 0o644)
+        source = self.state.lib / "rackproof_sim" / "standin_client.c"
+        run(["cc", "-O2", "-Wall", "-Werror", f'-DSTANDIN_SOCKET="{STANDIN_SOCKET}"', "-o", str(self.standin_client),
+             str(source)])      # cc makes it 0755
 
     def _write_standins(self, n: nodemod.Node) -> None:
         tools = THOR_TOOLS if n.spec.platform == "thor" else SPARK_TOOLS
         env = f"RACKPROOF_SIM_MODEL={self.state.model_path(n.spec.name)} PYTHONPATH={self.state.lib}"
-        client = self.state.lib / "rackproof_sim" / "standin_client.py"
         for tool in tools:
-            runs = (f"{env} exec {nodemod.PY} -S -m rackproof_sim.standins {tool} \"$@\"" if tool in MEASURING
-                    else f"exec {nodemod.PY} -I -S {client} {tool} \"$@\"")
-            write(n.dir / "bin" / tool,
-                  f"#!/bin/sh\n# rackproof sim stand-in for {tool} (prints the real tool's format)\n{runs}\n", 0o755)
+            if tool in MEASURING:
+                write(n.dir / "bin" / tool, f"#!/bin/sh\n# rackproof sim stand-in for {tool} (prints the real tool's "
+                      f"format)\n{env} exec {nodemod.PY} -S -m rackproof_sim.standins {tool} \"$@\"\n", 0o755)
+            else:
+                (n.dir / "bin" / tool).symlink_to(self.standin_client)    # the client asks for its own name
         if n.spec.bond_lanes:
             # no bonding module in a namespace, and no file can be added to /proc: the node's cat
             # shows the simulated bond's view there, every other file as cat does

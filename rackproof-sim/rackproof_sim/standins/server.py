@@ -3,8 +3,8 @@ from one process per node that has imported them once.
 
 A fresh Python for every call spent ~30 ms of CPU importing (the product's parsers' dataclasses
 and typing, json), so a Thor rack's ~170 reads of a run kept both cores busy for seconds while the
-real tools, compiled, take a millisecond or two. The tool on the node's PATH is a small client
-(rackproof_sim/standin_client.py) that hands the server its arguments and its stdin, stdout and
+real tools, compiled, take a millisecond or two. The tool on the node's PATH is a small compiled
+client (rackproof_sim/standin_client.c) that hands the server its arguments and its stdin, stdout and
 stderr over a Unix socket; the server forks, the child becomes the caller (uid, gid and groups,
 from the socket's peer credentials, so `sudo -n jetson_clocks` runs as root and a login as the
 login), prints as the tool does on the caller's own descriptors, and returns the exit status.
@@ -28,10 +28,10 @@ import traceback
 
 from .. import formats
 from ..node import LOGIN_PATH
-from ..standin_client import SOCKET
 from . import STANDINS, main
 
-MAX_REQUEST = 64 << 10
+SOCKET = "/run/rackproof-standins.sock"     # in the node's own /run
+MAX_REQUEST = 64 << 10                     # the client's too
 
 
 def _preload(tools: list[str]) -> None:
