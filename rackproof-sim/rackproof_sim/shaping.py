@@ -1,5 +1,5 @@
 """Lane rates: an htb class on the egress of both ends of every link, at the modelled rate x
-the rack's scale (25 Gbit/s -> 25 Mbit/s at thor5's 0.001)."""
+the rack's scale (25 Gbit/s -> 25 Mbit/s at 0.001)."""
 
 from __future__ import annotations
 
