@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import os
 import secrets
+import select
 import shutil
 import signal
 import subprocess
@@ -452,7 +453,7 @@ class Rack:
         # line, since an `up` killed just after starting it never recorded its pid
         monitors = _monitors(self.name)
         if monitors:
-            _kill(monitors)
+            _kill(_held(monitors, lambda pid: _is_monitor(pid, self.name)))
             removed.append(f"monitor {', '.join(map(str, monitors))}")
         present = set(netns.list_netns())
         pids = []
@@ -465,7 +466,7 @@ class Rack:
                     pids.append(info[key])
         pids = sorted(set(pids) - {os.getpid()})
         if pids:
-            _kill(pids)
+            _kill(_held(pids, lambda pid: _in_rack_netns(pid, names & present)))
             removed.append(f"{len(pids)} processes")
         if names & present:
             netns.delete(sorted(names & present))
@@ -534,21 +535,18 @@ def rack_name_of(ns: str) -> str | None:
     return match[1] if match else None
 
 
+def _is_monitor(pid: int, name: str) -> bool:
+    """This rack's bond monitor: `python3 -m rackproof_sim.monitor --name NAME` until it renames
+    itself `rackproof-sim-monitor --name NAME`."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+    except OSError:
+        return False
+    return ("rackproof-sim-monitor" in args or "rackproof_sim.monitor" in args) and args[-2:] == ["--name", name]
+
+
 def _monitors(name: str) -> list[int]:
-    """Pids of this rack's bond monitor: `python3 -m rackproof_sim.monitor --name NAME` until it
-    renames itself `rackproof-sim-monitor --name NAME`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
-        except OSError:
-            continue
-        marked = "rackproof-sim-monitor" in args or "rackproof_sim.monitor" in args
-        if marked and args[-2:] == ["--name", name]:
-            found.append(int(entry.name))
-    return found
+    return [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit() and _is_monitor(int(e.name), name)]
 
 
 def _in_rack_netns(pid: int, names: set[str]) -> bool:
@@ -566,25 +564,52 @@ def _in_rack_netns(pid: int, names: set[str]) -> bool:
     return False
 
 
-def _kill(pids: list[int], grace: float = 1.5) -> None:
+def _held(pids: list[int], ours) -> list[int]:
+    """pidfds of those `pids` still ours (`ours(pid)`, asked once the pidfd holds the process).
+    Only a pidfd is signalled: a pid freed since it was listed may already be another rack's
+    process (pid_max is 32768 on a small machine, and the selftests' racks wrap it in minutes;
+    a teardown that killed by number once took a neighbouring rack's munged and slurmctld)."""
+    fds = []
     for pid in pids:
         try:
-            os.kill(pid, signal.SIGCONT)     # a stopped sshd (ssh-hang) must be able to die
-            os.kill(pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
+            fd = os.pidfd_open(pid)
+        except OSError:
+            continue
+        if ours(pid):
+            fds.append(fd)
+        else:
+            os.close(fd)
+    return fds
+
+
+def _ended(fd: int) -> bool:
+    """A pidfd polls readable once its process has exited."""
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(0))
+
+
+def _kill(fds: list[int], grace: float = 1.5) -> None:
+    """SIGTERM, then after `grace` SIGKILL, the processes of these pidfds; closes them."""
+    def send(fd, sig):
+        try:
+            signal.pidfd_send_signal(fd, sig)
+        except ProcessLookupError:
             pass
+    for fd in fds:
+        send(fd, signal.SIGCONT)     # a stopped sshd (ssh-hang) must be able to die
+        send(fd, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+    while time.monotonic() < deadline and not all(map(_ended, fds)):
         time.sleep(0.02)
-    for pid in pids:
-        if pid_alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+    for fd in fds:
+        if not _ended(fd):
+            send(fd, signal.SIGKILL)
     deadline = time.monotonic() + 2
-    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+    while time.monotonic() < deadline and not all(map(_ended, fds)):
         time.sleep(0.02)
+    for fd in fds:
+        os.close(fd)
 
 
 def _umount_under(root: Path) -> None:
