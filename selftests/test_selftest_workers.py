@@ -1,5 +1,5 @@
-"""How scripts/selftest.sh spreads the selftests over its three xdist workers (selftests/conftest.py):
-each rack module stays on one worker; two workers take rack modules first and the third the
+"""How scripts/selftest.sh spreads the selftests over its four xdist workers (selftests/conftest.py):
+each rack module stays on one worker; three workers take rack modules first and the fourth the
 other tests, then rack modules once the other tests are all taken."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def ran_by_worker(pytester, modules: dict[str, int], passed: int) -> dict[str, l
     for name, tests in modules.items():
         pytester.makepyfile(**{name: TESTS.format(tests=tests, seconds=0.3, log=str(log))})
     pytester.makepyfile(test_other=TESTS.format(tests=10, seconds=0.05, log=str(log)))
-    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "3", "--dist", "loadscope", "-q",
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "4", "--dist", "loadscope", "-q",
                                            "-p", "no:cacheprovider", timeout=120)
     result.assert_outcomes(passed=passed)
     by_worker: dict[str, list[tuple[float, str]]] = {}
@@ -40,14 +40,14 @@ def ran_by_worker(pytester, modules: dict[str, int], passed: int) -> dict[str, l
     return {worker: [module for _, module in sorted(records)] for worker, records in by_worker.items()}
 
 
-def test_two_workers_start_with_rack_modules_the_third_with_the_other_tests_then_racks(pytester):
+def test_three_workers_start_with_rack_modules_the_fourth_with_the_other_tests_then_racks(pytester):
     racks = [f"test_rack{i}_sim" for i in range(8)]
     ran = ran_by_worker(pytester, dict.fromkeys(racks, 3), passed=34)
     assert all(len({w for w, modules in ran.items() if name in modules}) == 1 for name in racks), ran
     firsts = sorted(modules[0] in racks for modules in ran.values())
-    assert firsts == [False, True, True], ran
-    third = next(modules for modules in ran.values() if modules[0] not in racks)
-    assert third[:10] == ["test_other"] * 10 and third[10:] and set(third[10:]) <= set(racks), ran
+    assert firsts == [False, True, True, True], ran
+    fourth = next(modules for modules in ran.values() if modules[0] not in racks)
+    assert fourth[:10] == ["test_other"] * 10 and fourth[10:] and set(fourth[10:]) <= set(racks), ran
 
 
 def test_the_longest_rack_modules_are_handed_out_first_and_the_shortest_last(pytester):
@@ -57,5 +57,5 @@ def test_the_longest_rack_modules_are_handed_out_first_and_the_shortest_last(pyt
     ran = ran_by_worker(pytester, {"test_acceptance_sim": 1, "test_gpus_sim": 1, "test_many_sim": 6,
                                    **{f"test_unnamed{i}_sim": 1 for i in range(8)}}, passed=26)
     assert "test_acceptance_sim" in {modules[0] for modules in ran.values()}, ran
-    third = next(modules for modules in ran.values() if modules[0] == "test_other")
-    assert "test_gpus_sim" in third, ran     # taken from the back of the queue, by the worker of the other tests
+    fourth = next(modules for modules in ran.values() if modules[0] == "test_other")
+    assert "test_gpus_sim" in fourth, ran     # taken from the back of the queue, by the worker of the other tests
