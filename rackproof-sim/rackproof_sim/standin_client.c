@@ -24,6 +24,10 @@ static int fail(const char *what, const char *tool) {
 
 int main(int argc, char **argv) {
     static char request[MAX_REQUEST];
+    if (argc < 1) {                               /* execve without even a name: no tool to ask for */
+        fputs("rackproof sim: a stand-in tool started without its name (argv[0])\n", stderr);
+        return 127;
+    }
     const char *tool = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     size_t len = 0;
     for (int i = 0; i < argc; i++) {              /* the tool's name, then its arguments, NUL apart */
