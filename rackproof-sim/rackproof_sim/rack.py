@@ -29,7 +29,7 @@ from .bond import bonding_view
 from .netns import Topology, mac
 from .profiles import MGMT_NET, USER, Profile, get_profile, node_model
 from .standins import MEASURING, SPARK_TOOLS, THOR_TOOLS
-from .standins.server import SOCKET as STANDIN_SOCKET
+from .standins.server import MAX_REQUEST, SOCKET as STANDIN_SOCKET
 from .state import NODE_PROC, ROOT, RackState, all_racks, valid_name
 from .util import SimError, in_netns, pid_alive, probe_tcp, run, wait_until, write
 
@@ -312,8 +312,8 @@ class Rack:
             for f in files:
                 os.chmod(os.path.join(root, f), 0o644)
         source = self.state.lib / "rackproof_sim" / "standin_client.c"
-        run(["cc", "-O2", "-Wall", "-Werror", f'-DSTANDIN_SOCKET="{STANDIN_SOCKET}"', "-o", str(self.standin_client),
-             str(source)])      # cc makes it 0755
+        run(["cc", "-O2", "-Wall", "-Werror", f'-DSTANDIN_SOCKET="{STANDIN_SOCKET}"', f"-DMAX_REQUEST={MAX_REQUEST}",
+             "-o", str(self.standin_client), str(source)])      # cc makes it 0755
 
     def _write_standins(self, n: nodemod.Node) -> None:
         tools = THOR_TOOLS if n.spec.platform == "thor" else SPARK_TOOLS
@@ -596,18 +596,18 @@ def _kill(fds: list[int], grace: float = 1.5) -> None:
             signal.pidfd_send_signal(fd, sig)
         except ProcessLookupError:
             pass
+    def wait(seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not all(map(_ended, fds)):
+            time.sleep(0.02)
     for fd in fds:
         send(fd, signal.SIGCONT)     # a stopped sshd (ssh-hang) must be able to die
         send(fd, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and not all(map(_ended, fds)):
-        time.sleep(0.02)
+    wait(grace)
     for fd in fds:
         if not _ended(fd):
             send(fd, signal.SIGKILL)
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline and not all(map(_ended, fds)):
-        time.sleep(0.02)
+    wait(2)
     for fd in fds:
         os.close(fd)
 

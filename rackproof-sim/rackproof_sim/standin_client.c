@@ -4,15 +4,14 @@
  * which prints as the tool does, as the caller, and exits with the tool's status.
  *
  * Compiled, not Python: a Python client spent ~7 ms of CPU starting for each of the ~500 calls of
- * a thor5 run; this one, well under one. STANDIN_SOCKET is given by the build (server.SOCKET). */
+ * a thor5 run; this one, well under one. STANDIN_SOCKET and MAX_REQUEST are given by the build
+ * (server.SOCKET, server.MAX_REQUEST). */
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#define MAX_REQUEST (64 << 10)
 
 static int fail(const char *what, const char *tool) {
     if (tool)

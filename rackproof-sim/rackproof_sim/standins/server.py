@@ -31,7 +31,7 @@ from ..node import LOGIN_PATH
 from . import STANDINS, main
 
 SOCKET = "/run/rackproof-standins.sock"     # in the node's own /run
-MAX_REQUEST = 64 << 10                     # the client's too
+MAX_REQUEST = 64 << 10                     # the client's too (rack.py builds it with this)
 
 
 def _preload(tools: list[str]) -> None:
