@@ -31,3 +31,14 @@ def test_finite_figures_are_judged_on_both_sides_of_the_floor():
     assert [Measurement("lane rate", "a -> b", v, "Gbit/s", floor).verdict for v in (22.4, 23.0, 23.6)] == [
         "failed", "warned", "passed"]
     assert Expectation(2.0, better="lower").verdict(2.5) == "failed"
+
+
+def test_a_figure_is_judged_as_measured_not_as_rounded():
+    """A simulated bond of four 25 Mbit/s lanes has a floor of 0.9 x 4 x 0.025 Gbit/s (a hair over
+    0.09 in floating point); 90.5 Mbit/s is over it and 89.9 Mbit/s under, whatever the report prints."""
+    from rackproof.inventory.model import Expect
+    from rackproof.inventory.references import measured
+    expect = Expect(lane_rate_gbps=0.025)
+    over = measured("bond.rate", "thor-1 -> thor-3", 90.5e6, "bit/s", expect, lanes=4)
+    under = measured("bond.rate", "thor-1 -> thor-3", 89.9e6, "bit/s", expect, lanes=4)
+    assert (over.verdict, over.value, under.verdict) == ("passed", pytest.approx(0.0905, rel=1e-12), "failed")
