@@ -404,3 +404,30 @@ def test_a_failed_ssh_connection_leaves_no_paramiko_traceback_in_the_report(tmp_
             remote.run("hostname")
     assert not [r.getMessage() for r in caplog.records if r.name.startswith("paramiko")]
     assert "Traceback" not in capfd.readouterr().err
+
+
+def comparison_hosts(agent_seconds: list[float]):
+    """The pair's hosts where each chat through the agent streams its tokens in the next of
+    `agent_seconds` and each chat with the local engine in one second."""
+    def answer(request: HttpRequest) -> HttpResponse:
+        if request.url.endswith(":8080/v1/chat/completions"):
+            return HttpResponse(200, STREAM, 0.05, 0.05 + agent_seconds.pop(0))
+        return engine(request)
+    engine = http()
+    return hosts_of(THOR_PAIR, {"thor-1": answer, "thor-2": engine})
+
+
+def test_a_comparison_short_once_is_made_again_and_the_better_one_judged_with_the_other_recorded():
+    figures = []
+    hosts = comparison_hosts([1.25, 1.0])   # 0.8 of the local rate, then 1.0
+    check, *args = comparison_check(hosts)
+    args[3] = lambda *a, **k: figures.append(measure_in(THOR_PAIR)(*a, **k)) or figures[-1]
+    check(*args)
+    assert [(m.reference, round(m.value, 3), m.verdict) for m in figures if "ratio" in m.reference] == [
+        ("remote_ratio.other_attempt", 0.8, None), ("remote_ratio", 1.0, "passed")]
+
+
+def test_a_comparison_short_twice_fails_naming_the_better_of_the_two():
+    message = failure(*comparison_check(comparison_hosts([1.25, 1.2])))   # 0.8, then 0.833
+    assert "remote/local tokens/s: expected at least 0.9 ratio, found 0.833333 ratio" in message, message
+    assert "the better of 2 comparisons" in message

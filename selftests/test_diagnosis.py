@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from rackproof.measuring import diagnosis, plan
+from rackproof.measuring.serving import Comparison
 from rackproof.inventory.model import FINISHED, load_inventory
 from rackproof.probes.getent import GETENT_HOSTS
 from rackproof.probes.iperf import IperfResult
@@ -65,10 +66,12 @@ def test_an_unreached_name_shows_the_symptom_and_only_the_sender_is_asked_where_
 
 
 def test_a_chat_that_did_not_come_whole_shows_the_symptom():
-    whole, broken = SimpleNamespace(problem=None), SimpleNamespace(problem="the stream stopped")
+    whole = SimpleNamespace(problem=None, tokens_per_s=None)
+    broken = SimpleNamespace(problem="the stream stopped", tokens_per_s=None)
     assert diagnosis.chat_broken(None, broken, CLUSTER) and not diagnosis.chat_broken(None, whole, CLUSTER)
-    assert diagnosis.compared_chat_broken(None, (broken, whole), CLUSTER)
-    assert not diagnosis.compared_chat_broken(None, (whole, broken), CLUSTER)   # the local one: no agent to ask
+    assert diagnosis.compared_chat_broken(None, (Comparison(broken, whole),), CLUSTER)
+    # the local one: no agent to ask
+    assert not diagnosis.compared_chat_broken(None, (Comparison(whole, broken),), CLUSTER)
 
 
 class _ByName(dict):

@@ -159,6 +159,7 @@ REFERENCES = {r.name: r for r in (
     # recorded for the report: the attempt a retry replaced, per-link and per-peer figures
     Reference("lane.rate.other_attempt", "lane rate, other attempt", "Gbit/s"),
     Reference("bond.rate.other_attempt", "bonded rate, other attempt", "Gbit/s"),
+    Reference("remote_ratio.other_attempt", "remote/local tokens/s, other comparison", "ratio"),
     Reference("rtt", "round-trip time", "ms"),
     Reference("tokens.direct", "tokens/s direct", "tokens/s"),
 )}

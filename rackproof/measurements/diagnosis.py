@@ -5,7 +5,7 @@ fails names the entry it would need to know and reads it, as it reads its own me
 
 from __future__ import annotations
 
-from rackproof.measuring import diagnosis, plan
+from rackproof.measuring import diagnosis, plan, serving
 
 from .engines import AGENT_COMPARISON, AGENT_STREAM
 from .jobs import NODE_SLURM_CONTROLLERS, NODE_SLURM_JOB
@@ -30,7 +30,8 @@ NODE_MUNGE_REFUSAL = plan.diagnosis("node.munge_refusal", [(NODE_SLURM_CONTROLLE
 # a chat through the agent not whole: a silent one asks the engine's /health from the agent's node
 AGENT_STREAM_CAUSE = plan.diagnosis("agent.stream.cause", [(AGENT_STREAM, diagnosis.chat_broken)], _through_agent)
 AGENT_COMPARISON_CAUSE = plan.diagnosis("agent.comparison.cause", [(AGENT_COMPARISON, diagnosis.compared_chat_broken)],
-                                        lambda engine, chats, ctx: _through_agent(engine, chats[0], ctx))
+                                        lambda engine, runs, ctx: _through_agent(
+                                            engine, serving.best_comparison(runs).through_agent, ctx))
 # an ssh of the mesh that did not reach its peer's name: where the sender's resolver sends that name
 PAIR_SSH_NAME_LEADS = plan.diagnosis("pair.ssh.name_leads", [(PAIR_SSH, diagnosis.name_unreached)],
                                      lambda pair, result, ctx: diagnosis.where_the_name_leads(pair, result))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rackproof.measuring import plan, serving
 from rackproof.measuring.plan import Phase
+from rackproof.inventory.references import reference
 from rackproof.probes import agent as agent_probes
 from rackproof.probes.sockets import LISTENING
 
@@ -24,13 +25,14 @@ def _through_agent(engine, ctx: plan.Context) -> serving.Chat:
                         serving.bearer(ctx.access_key(), "the access key"))
 
 
-def _through_agent_and_on_its_node(engine, ctx: plan.Context) -> tuple[serving.Chat, serving.Chat]:
-    """The model on another node through the agent, then the same model on the agent's node."""
+def _compared(engine, ctx: plan.Context) -> tuple[serving.Comparison, ...]:
+    """The model on another node through the agent, then the same model on the agent's node;
+    once more when the first comparison fell short (serving.comparisons)."""
     agent = ctx.cluster.agent.node
     local = next(e for e in ctx.cluster.engines if e.node == agent and e.model == engine.spec.model)
-    return _through_agent(engine, ctx), serving.chat(ctx.hosts[agent], ctx.cluster.engine_url(local), local.model,
-                                                     ctx.cluster.expect)
-
+    return serving.comparisons(lambda: serving.Comparison(_through_agent(engine, ctx), serving.chat(
+        ctx.hosts[agent], ctx.cluster.engine_url(local), local.model, ctx.cluster.expect)),
+        reference("remote_ratio").bound(ctx.cluster.expect))
 
 ENGINE_LISTENERS = plan.each("engine.listeners", Phase.FACTS, "engine", lambda engine, ctx: engine.host.read(LISTENING))
 AGENT_PROCESS = plan.each("agent.process", Phase.FACTS, "agent", lambda agent, ctx: agent.read(
@@ -44,4 +46,4 @@ ENGINE_ANSWERS = plan.one_per_node("engine.answers", Phase.SERVING, "engine", la
 AGENT_STREAM = plan.one_per_node("agent.stream", Phase.SERVING, "routed_engine", _through_agent)
 # both engines of a comparison in turn, and one comparison at a time (they share the agent's node's engine)
 AGENT_COMPARISON = plan.one_per_node("agent.comparison", Phase.SERVING, "local_and_remote",
-                                     _through_agent_and_on_its_node, shares=lambda value: "the agent's node")
+                                     _compared, shares=lambda value: "the agent's node")

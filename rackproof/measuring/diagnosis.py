@@ -69,9 +69,9 @@ def chat_broken(engine, chat: serving.Chat, cluster: ClusterAtStep) -> bool:
     return chat.problem is not None
 
 
-def compared_chat_broken(engine, chats: tuple[serving.Chat, serving.Chat], cluster: ClusterAtStep) -> bool:
-    """The chat through the agent of a comparison did not come whole."""
-    return chats[0].problem is not None
+def compared_chat_broken(engine, runs: tuple[serving.Comparison, ...], cluster: ClusterAtStep) -> bool:
+    """The chat through the agent of the comparison judged did not come whole."""
+    return serving.best_comparison(runs).through_agent.problem is not None
 
 
 def through_agent_cause(agent: Host, chat: serving.Chat, engine_url: str) -> str:

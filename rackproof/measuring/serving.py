@@ -8,6 +8,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from rackproof.judging.serving import ACCEPTS_BUT_DOES_NOT_GENERATE, agent_answer_cause, engine_chat_cause
 from rackproof.nodes.host import Host
@@ -123,6 +124,36 @@ def chat(host: Host, base_url: str, model: str, expect: Expect, auth: Auth = NO_
     if stream.tokens == 0:
         return Chat(response, stream, "the stream carried no generated text")
     return Chat(response, stream, None)
+
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A model on another node through the agent, then the same model on the agent's node."""
+    through_agent: Chat
+    on_agent_node: Chat
+
+    @property
+    def ratio(self) -> float | None:
+        """Tokens/s through the agent over tokens/s on the agent's node (None: either has no rate)."""
+        remote, local = self.through_agent.tokens_per_s, self.on_agent_node.tokens_per_s
+        return remote / local if remote and local else None
+
+
+def comparisons(compare: Callable[[], Comparison], floor: float) -> tuple[Comparison, ...]:
+    """Compared, and once more when the ratio came in under `floor`: a moment's load on a node or
+    on the controller slows one chat of a pair (two operators' runs on one controller once made it
+    0.879 of the 0.9), and a node that is slow is short both times (as traffic.attempts). Every
+    comparison, in the order run."""
+    first = compare()
+    if first.ratio is None or first.ratio >= floor:
+        return (first,)
+    return first, compare()
+
+
+def best_comparison(runs: tuple[Comparison, ...]) -> Comparison:
+    """The comparison with the highest ratio; the first when none has one."""
+    return max(runs, key=lambda run: -1.0 if run.ratio is None else run.ratio)
 
 
 @dataclass(frozen=True)
