@@ -10,6 +10,7 @@ the nodes: `NcclResult.one_job` and `distinct_hosts` show it.
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from . import ParseError
@@ -20,10 +21,14 @@ TOOL = "nccl-tests"
 
 # Noise written by other processes, each a whole message with its newline: it may land in the
 # middle of a row (nccl-tests prints a row in pieces), so it is cut out of the text, newline
-# included, before the text is split into lines. Host names start with a letter, so a row's
-# last digit just before a glued "host:pid:tid [dev] NCCL INFO ..." stays in the row.
-_NOISE = re.compile(r"(?:Authorization required, but no authorization protocol specified"
-                    r"|[A-Za-z][\w.-]{0,252}:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN)\b[^\n]*)\n?")
+# included, before the text is split into lines: "Authorization required, ..." and
+# "host:pid:tid [dev] [word ]NCCL INFO|WARN ..." to its line's end. Host names start with a
+# letter, so a row's last digit just before a glued host stays in the row. The mark is found
+# first and the host read backwards from it (_cut_noise): a regex searched forwards tried every
+# letter of a long word as a host's first (0.9 s for a MiB of one word).
+_AUTHORIZATION = "Authorization required, but no authorization protocol specified"
+_NOISE_MARK = re.compile(r"NCCL (?:INFO|WARN)\b|" + re.escape(_AUTHORIZATION))
+_NOISE_HOST_REVERSED = re.compile(r"(?: \S+)? \]\d+\[ \d+:\d+:[\w.-]{0,252}[A-Za-z]")
 # "%g"/"%f" output, exponent form included ("1.2e+07" when a time outgrows its column). The
 # optional decimal point and decimals are one group: "[0-9]+\.?[0-9]*" splits a digit run in
 # quadratically many ways before a fullmatch can fail. inf and nan are read so that a row or
@@ -94,12 +99,30 @@ class NcclResult:
         return bool(ranks) and ranks == list(range(len(ranks)))
 
 
+def _cut_noise(text: str) -> str:
+    """The text without other processes' messages (each to its line's end, its newline too). A
+    host is read back from a mark no further than the previous mark: no host holds one."""
+    kept, cut, searched = [], 0, 0
+    while mark := _NOISE_MARK.search(text, searched):
+        if mark[0] == _AUTHORIZATION:   # the message alone, and its newline
+            start, end = mark.start(), mark.end()
+        else:
+            host = _NOISE_HOST_REVERSED.match(text[max(cut, searched):mark.start()][::-1])
+            if host is None:
+                searched = mark.start() + 1
+                continue
+            start, end = mark.start() - host.end(), text.find("\n", mark.end())
+            end = len(text) if end < 0 else end
+        kept.append(text[cut:start])
+        cut = searched = end + text.startswith("\n", end)
+    return "".join(kept) + text[cut:]
+
 def parse_nccl(text: str) -> NcclResult:
     rows, ranks = [], []
     collective = avg = None
     out_of_bounds: list[re.Match] = []
     time_columns = _CLASSIC_COLUMNS
-    for line in _NOISE.sub("", text).splitlines():
+    for line in _cut_noise(text).splitlines():
         line = line.strip()
         if _FAILURE.search(line):
             raise ParseError(TOOL, f"test failed: {line!r}", text)
@@ -210,10 +233,14 @@ class NcclSetup:
 SETUP_TOOL = "NCCL_DEBUG=INFO"
 # "[2025-11-19 18:02:33] " (NCCL_DEBUG_TIMESTAMP_FORMAT), then "host:pid:tid [dev] NCCL INFO msg";
 # copies in documents often keep only "NCCL INFO msg". Searched anywhere in the text, as the
-# nccl-tests parser cuts them out: another process's line lands in the middle of a row. Every
-# repetition is bounded, so the scan stays linear.
-_INFO = re.compile(r"(?:([A-Za-z][\w.-]{0,252}):[0-9]{1,10}:[0-9]{1,10} \[[0-9]{1,4}\] )?"
-                   r"NCCL INFO ([^\n]{0,4000})")
+# nccl-tests parser cuts them out: another process's line lands in the middle of a row. The mark
+# is found first and the host read backwards from it: a regex searched forwards tried every letter
+# of a long word as a host's first (2.9 s for a MiB of one word), the same host found either way
+# (the leftmost letter that starts a run of word characters up to the colon, at most 253 long).
+_MARK = "NCCL INFO "
+_MESSAGE_LONGEST = 4000
+_PREFIX_REVERSED = re.compile(r" \][0-9]{1,4}\[ [0-9]{1,10}:[0-9]{1,10}:([\w.-]{0,252}[A-Za-z])")
+_PREFIX_LONGEST = 2 + 4 + 2 + 10 + 1 + 10 + 1 + 253
 _VERSION = re.compile(r"NCCL version ([0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}[^+\s]{0,40}(?:\+cuda[0-9.]{1,10})?)")
 _GIT = re.compile(r"NCCL git version (\S{1,200}) (\S{1,200})")
 _USING_IB = re.compile(r"NET/IB ?: Using(.{0,3000}?)(?:\[RO\])? ?; OOB (\S{1,300})")
@@ -238,8 +265,7 @@ def parse_nccl_setup(text: str) -> NcclSetup:
     NCCL_DEBUG_SUBSYS naming INIT, ENV and NET): version, git version, the RoCE devices NET/IB
     uses, the network, the net plugin, the NCCL_* settings NCCL reports."""
     hosts: dict[str, dict] = {}
-    for match in _INFO.finditer(text):
-        host, message = match[1] or "", match[2].rstrip()
+    for host, message in _info(text):
         seen = hosts.setdefault(host, {"host": host, "settings": {}})
         if m := _VERSION.fullmatch(message):
             _once(seen, "version", m[1], text)
@@ -267,6 +293,18 @@ def parse_nccl_setup(text: str) -> NcclSetup:
     return NcclSetup(tuple(NcclHostSetup(**{**seen, "settings": tuple(seen["settings"].items())})
                            for seen in hosts.values()))
 
+
+
+def _info(text: str) -> Iterator[tuple[str, str]]:
+    """(host or "", message) of each "NCCL INFO" in the text, in order; a message ends at its
+    line's end or after _MESSAGE_LONGEST characters, and the next is searched for after it."""
+    searched = 0
+    while (mark := text.find(_MARK, searched)) >= 0:
+        prefix = _PREFIX_REVERSED.match(text[max(searched, mark - _PREFIX_LONGEST):mark][::-1])
+        start = mark + len(_MARK)
+        end = text.find("\n", start, start + _MESSAGE_LONGEST)
+        searched = end if end >= 0 else min(len(text), start + _MESSAGE_LONGEST)
+        yield (prefix[1][::-1] if prefix else ""), text[start:searched].rstrip()
 
 def _once(seen: dict, key: str, value, text: str) -> None:
     """Every rank of a host prints the same set-up; two answers on one host are not one set-up."""
