@@ -62,6 +62,7 @@ class _Module:
         # a check's or a fixture's arguments are fixtures; a library function's are not
         self.asks_fixtures = not name.startswith(rackproof.__name__) or name.startswith(f"{rackproof.__name__}.plugin")
         self.defs: dict[str, list[ast.AST]] = {}
+        self._refs: dict[str, frozenset[Ref]] = {}
         for node in tree.body:
             for defined in _defined(node):
                 self.defs.setdefault(defined, []).append(node)
@@ -76,8 +77,14 @@ class _Module:
         parts = self.name.split(".")[:len(self.name.split(".")) - node.level + self.package]
         return ".".join(parts + ([node.module] if node.module else []))
 
-    def refs(self, name: str) -> set[Ref]:
-        """What the definition `name` names, resolved to (module, name)."""
+    def refs(self, name: str) -> frozenset[Ref]:
+        """What the definition `name` names, resolved to (module, name); read once (every check's
+        walk asks again for what the library's functions name)."""
+        if name not in self._refs:
+            self._refs[name] = frozenset(self._read_refs(name))
+        return self._refs[name]
+
+    def _read_refs(self, name: str) -> set[Ref]:
         found: set[Ref] = set()
         for definition in self.defs.get(name, ()):
             for node in _walk(definition):
