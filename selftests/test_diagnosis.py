@@ -68,7 +68,7 @@ def test_an_unreached_name_shows_the_symptom_and_only_the_sender_is_asked_where_
 def test_a_chat_that_did_not_come_whole_shows_the_symptom():
     whole = SimpleNamespace(problem=None, tokens_per_s=None)
     broken = SimpleNamespace(problem="the stream stopped", tokens_per_s=None)
-    assert diagnosis.chat_broken(None, broken, CLUSTER) and not diagnosis.chat_broken(None, whole, CLUSTER)
+    assert diagnosis.chat_broken(None, (broken,), CLUSTER) and not diagnosis.chat_broken(None, (whole,), CLUSTER)
     assert diagnosis.compared_chat_broken(None, (Comparison(broken, whole),), CLUSTER)
     # the local one: no agent to ask
     assert not diagnosis.compared_chat_broken(None, (Comparison(whole, broken),), CLUSTER)

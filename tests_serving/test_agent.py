@@ -7,7 +7,7 @@ import pytest
 from rackproof.judging import capabilities, serving
 from rackproof.judging.failure import Failure, judge
 from rackproof.measurements.diagnosis import AGENT_COMPARISON_CAUSE, AGENT_STREAM_CAUSE
-from rackproof.measuring.serving import best_comparison
+from rackproof.measuring.serving import best_chat, best_comparison
 from rackproof.measurements.engines import AGENT_COMPARISON, AGENT_MODELS, AGENT_PROCESS, AGENT_STREAM, \
     AGENT_WITHOUT_THE_KEY
 from rackproof.probes.agent import DEFAULT_LISTEN
@@ -64,7 +64,8 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, measure, guar
     model = routed_engine.spec.model
     guards(*capabilities.serving(model))
     agent = hosts[inventory.agent.node]
-    chat = planned(AGENT_STREAM)
+    runs = planned(AGENT_STREAM)
+    chat = best_chat(runs)
     where = f"{model} through the agent on {agent.name} (-> {inventory.engine_flag_host(routed_engine.spec)}:" \
             f"{routed_engine.spec.port})"
     if chat.problem is not None:
@@ -74,9 +75,12 @@ def test_agent_streams_each_model(routed_engine, inventory, hosts, measure, guar
         serving.judge_first_token(measure("first_token", where, chat.ttft_s, "s"), where)
     if chat.tokens_per_s is None:
         raise Failure(where, f"no rate can be measured from an answer of {chat.stream.tokens} token(s)")
+    for other in runs:   # the chat a second one replaced, kept for the report
+        if other is not chat and other.tokens_per_s is not None:
+            measure("tokens.other_attempt", where, other.tokens_per_s, "tokens/s")
     m = measure("tokens", where, chat.tokens_per_s, "tokens/s", floor=routed_engine.spec.tokens_per_s_floor)
     judge(m, where, "the engine's node is busy, in a lower power mode (nvpmodel), or the engine was built for "
-          "other settings")
+          "other settings", also=f"the better of {len(runs)} chats" if len(runs) > 1 else "")
 
 def test_remote_model_keeps_up_with_the_local_one(local_and_remote, inventory, hosts, measure, guards, planned):
     """The chapter's step 6: the model through the agent from another node vs the same model on

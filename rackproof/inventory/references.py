@@ -160,6 +160,7 @@ REFERENCES = {r.name: r for r in (
     Reference("lane.rate.other_attempt", "lane rate, other attempt", "Gbit/s"),
     Reference("bond.rate.other_attempt", "bonded rate, other attempt", "Gbit/s"),
     Reference("remote_ratio.other_attempt", "remote/local tokens/s, other comparison", "ratio"),
+    Reference("tokens.other_attempt", "tokens/s, other chat", "tokens/s"),
     Reference("rtt", "round-trip time", "ms"),
     Reference("tokens.direct", "tokens/s direct", "tokens/s"),
 )}

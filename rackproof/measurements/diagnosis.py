@@ -28,7 +28,8 @@ NODE_MUNGE_REFUSAL = plan.diagnosis("node.munge_refusal", [(NODE_SLURM_CONTROLLE
                                                             (NODE_SLURM_JOB, diagnosis.job_refused)],
                                     lambda node, measured, ctx: diagnosis.munge_refusal(node, ctx.cluster))
 # a chat through the agent not whole: a silent one asks the engine's /health from the agent's node
-AGENT_STREAM_CAUSE = plan.diagnosis("agent.stream.cause", [(AGENT_STREAM, diagnosis.chat_broken)], _through_agent)
+AGENT_STREAM_CAUSE = plan.diagnosis("agent.stream.cause", [(AGENT_STREAM, diagnosis.chat_broken)],
+                                    lambda engine, runs, ctx: _through_agent(engine, serving.best_chat(runs), ctx))
 AGENT_COMPARISON_CAUSE = plan.diagnosis("agent.comparison.cause", [(AGENT_COMPARISON, diagnosis.compared_chat_broken)],
                                         lambda engine, runs, ctx: _through_agent(
                                             engine, serving.best_comparison(runs).through_agent, ctx))

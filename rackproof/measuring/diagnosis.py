@@ -65,8 +65,9 @@ def munge_refusal(node: Host, cluster: ClusterAtStep) -> str | None:
     return munge.refused_by_munge(node, cluster.slurm.controller, cluster.ssh.connect_timeout)
 
 
-def chat_broken(engine, chat: serving.Chat, cluster: ClusterAtStep) -> bool:
-    return chat.problem is not None
+def chat_broken(engine, runs: tuple[serving.Chat, ...], cluster: ClusterAtStep) -> bool:
+    """The chat through the agent that is judged did not come whole."""
+    return serving.best_chat(runs).problem is not None
 
 
 def compared_chat_broken(engine, runs: tuple[serving.Comparison, ...], cluster: ClusterAtStep) -> bool:

@@ -8,7 +8,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from rackproof.judging.serving import ACCEPTS_BUT_DOES_NOT_GENERATE, agent_answer_cause, engine_chat_cause
 from rackproof.nodes.host import Host
@@ -18,6 +18,8 @@ from rackproof.probes import ParseError
 from rackproof.probes.sse import ChatStream, collect_chat_stream, parse_models
 from rackproof.inventory.references import first_token_wait_s
 from rackproof.nodes.remote import CommandTimeout
+
+T = TypeVar("T")
 
 PROMPT = "Reply with one short sentence: what is a cluster?"
 MAX_TOKENS = 32
@@ -140,21 +142,34 @@ class Comparison:
         return remote / local if remote and local else None
 
 
-def comparisons(compare: Callable[[], Comparison], floor: float) -> tuple[Comparison, ...]:
-    """Compared, and once more when the ratio came in under `floor`: a moment's load on a node or
-    on the controller slows one chat of a pair (two operators' runs on one controller once made it
-    0.879 of the 0.9), and a node that is slow is short both times (as traffic.attempts). Every
-    comparison, in the order run."""
-    first = compare()
-    if first.ratio is None or first.ratio >= floor:
-        return (first,)
-    return first, compare()
+def once_more_if_short(measure: Callable[[], T], short: Callable[[T], bool]) -> tuple[T, ...]:
+    """Measured, and once more when the figure came in short: a moment's load on a node or on
+    the controller slows one chat (two operators' runs on one controller once made a comparison
+    0.879 of its 0.9, five selftest workers a stream 15.8 of its 30 tokens/s), and a node that is
+    slow is short both times (as traffic.attempts). Every run, in the order run."""
+    first = measure()
+    return (first, measure()) if short(first) else (first,)
+
+
+def best(runs: tuple[T, ...], figure: Callable[[T], float | None]) -> T:
+    """The run with the highest figure; the first when none has one."""
+    return max(runs, key=lambda run: -1.0 if figure(run) is None else figure(run))
+
+
+def short_chat(floor: float | None) -> Callable[[Chat], bool]:
+    return lambda chat: floor is not None and chat.tokens_per_s is not None and chat.tokens_per_s < floor
+
+
+def short_comparison(floor: float) -> Callable[[Comparison], bool]:
+    return lambda run: run.ratio is not None and run.ratio < floor
+
+
+def best_chat(runs: tuple[Chat, ...]) -> Chat:
+    return best(runs, lambda chat: chat.tokens_per_s)
 
 
 def best_comparison(runs: tuple[Comparison, ...]) -> Comparison:
-    """The comparison with the highest ratio; the first when none has one."""
-    return max(runs, key=lambda run: -1.0 if run.ratio is None else run.ratio)
-
+    return best(runs, lambda run: run.ratio)
 
 @dataclass(frozen=True)
 class EngineAnswers:
