@@ -16,6 +16,6 @@ trap 'rm -rf "$PYTHONPYCACHEPREFIX"' EXIT
 # the layers (pyproject.toml's [tool.importlinter]): the product apart from the simulator, pytest
 # in the plugin alone, probes apart from the checks; no cache written into the checkout
 .venv/bin/lint-imports --no-cache
-# four workers: three take the modules that bring up simulated racks, the fourth the other tests
+# five workers: three take the modules that bring up simulated racks, the other two the other tests
 # (selftests/conftest.py); the log ends with the 25 slowest modules and tests (where the CI's minutes go)
-.venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 4 --dist loadscope --durations=25 "$@"
+.venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 5 --dist loadscope --durations=25 "$@"

@@ -1,15 +1,16 @@
 """Selftests: the suite's own tests. Shared helpers live in selftests/suite.py.
 
-scripts/selftest.sh runs them on four xdist workers, `--dist loadscope` with the scheduler
+scripts/selftest.sh runs them on five xdist workers, `--dist loadscope` with the scheduler
 below. Every module that brings up simulated racks (named test_sim_*.py or *_sim.py) is one
 scope, so that its racks stay on one worker; any other test is a scope of its own. Three workers
-take rack modules first and the fourth the other tests first; each takes what is left after.
-So three racks run beside the other tests, which are mostly computing, and four once those are
-done: a rack's run waits mostly on its own bounds and shaped lanes (more than a core of the two
-idle while one runs; with three workers the two cores were still idle for a fifth of CI's time,
-/proc/stat at 018741b, 305 of 1,454 core-seconds; with four, 112 of 1,345). The loads of two
-racks of one profile take turns by the product's own cluster locks. (pytest-xdist's `loadgroup`
-would say the scopes with a marker, but it does not group under pytest 9.)"""
+take rack modules first and the other two the other tests first; each takes what is left after.
+So three racks run beside the other tests, which are mostly computing, and more once those are
+done: a rack's run waits mostly on its own bounds and shaped lanes, and while three racks waited
+at once beside one worker of the other tests the two cores were still idle for a tenth of CI
+(/proc/stat at 83644bd: 118 of 1,232 core-seconds with four workers; with three, at 018741b,
+305 of 1,454). The loads of two racks of one profile take turns by the product's own cluster
+locks. (pytest-xdist's `loadgroup` would say the scopes with a marker, but it does not group
+under pytest 9.)"""
 
 import re
 
