@@ -343,6 +343,16 @@ def test_time_grows_linearly_with_the_input(parser, data):
     small, large = shape.text(SMALL), shape.text(LARGE)
     if parse_time(parser, large, 1) < QUICK:
         return
-    per_character = [parse_time(parser, text, 3) / len(text) for text in (small, large)]
-    ratio = per_character[1] / max(per_character[0], 1e-12)
+    ratio = per_character_ratio(parser, small, large)
+    if ratio >= PER_CHARACTER_RATIO:
+        # measured once more before it fails: five selftest workers on two cores once made a
+        # linear parser 8.6 times slower a character at 1 MiB, and under 6 when hypothesis asked
+        # again; a quadratic one is about 16 both times
+        ratio = min(ratio, per_character_ratio(parser, small, large))
     assert ratio < PER_CHARACTER_RATIO, f"{parser.name}: {ratio:.1f} times the time per character at 1 MiB"
+
+
+def per_character_ratio(parser: Parser, small: str, large: str) -> float:
+    """The time per character at 1 MiB over the time per character at 64 KiB."""
+    per_character = [parse_time(parser, text, 3) / len(text) for text in (small, large)]
+    return per_character[1] / max(per_character[0], 1e-12)
