@@ -40,6 +40,7 @@ def _compared(engine, ctx: plan.Context) -> tuple[serving.Comparison, ...]:
         ctx.hosts[agent], ctx.cluster.engine_url(local), local.model, ctx.cluster.expect)),
         serving.short_comparison(reference("remote_ratio").bound(ctx.cluster.expect)))
 
+
 ENGINE_LISTENERS = plan.each("engine.listeners", Phase.FACTS, "engine", lambda engine, ctx: engine.host.read(LISTENING))
 AGENT_PROCESS = plan.each("agent.process", Phase.FACTS, "agent", lambda agent, ctx: agent.read(
     agent_probes.AGENT_PROCESS, program=ctx.cluster.agent.process))

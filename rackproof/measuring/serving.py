@@ -128,7 +128,6 @@ def chat(host: Host, base_url: str, model: str, expect: Expect, auth: Auth = NO_
     return Chat(response, stream, None)
 
 
-
 @dataclass(frozen=True)
 class Comparison:
     """A model on another node through the agent, then the same model on the agent's node."""
@@ -170,6 +169,7 @@ def best_chat(runs: tuple[Chat, ...]) -> Chat:
 
 def best_comparison(runs: tuple[Comparison, ...]) -> Comparison:
     return best(runs, lambda run: run.ratio)
+
 
 @dataclass(frozen=True)
 class EngineAnswers:

@@ -117,6 +117,7 @@ def _cut_noise(text: str) -> str:
         cut = searched = end + text.startswith("\n", end)
     return "".join(kept) + text[cut:]
 
+
 def parse_nccl(text: str) -> NcclResult:
     rows, ranks = [], []
     collective = avg = None
@@ -294,7 +295,6 @@ def parse_nccl_setup(text: str) -> NcclSetup:
                            for seen in hosts.values()))
 
 
-
 def _info(text: str) -> Iterator[tuple[str, str]]:
     """(host or "", message) of each "NCCL INFO" in the text, in order; a message ends at its
     line's end or after _MESSAGE_LONGEST characters, and the next is searched for after it."""
@@ -305,6 +305,7 @@ def _info(text: str) -> Iterator[tuple[str, str]]:
         end = text.find("\n", start, start + _MESSAGE_LONGEST)
         searched = end if end >= 0 else min(len(text), start + _MESSAGE_LONGEST)
         yield (prefix[1][::-1] if prefix else ""), text[start:searched].rstrip()
+
 
 def _once(seen: dict, key: str, value, text: str) -> None:
     """Every rank of a host prints the same set-up; two answers on one host are not one set-up."""
