@@ -12,20 +12,21 @@ from itertools import combinations
 from typing import Callable
 
 from rackproof.inventory.model import ClusterAtStep, Reservation
-from rackproof.probes._between import declared
 from rackproof.probes.accounts import PASSWD
 from rackproof.probes.sockets import Listener, scope
 from rackproof.probes.systemd import UNLIMITED, UserUnit
 
 # what may listen on a cluster address or on every address without being named in
 # [closed_network] allow: sshd, Slurm's daemons and srun's I/O port during a job. The suite's
-# own measurement servers (the tools of probes._between.declared()) are allowed by port and pid,
+# own measurement servers (the tools of probes._between's declarations) are allowed by port and pid,
 # as this run started them (ownservers).
 ALWAYS_ALLOWED = ("sshd", "slurmctld", "slurmd", "slurmstepd", "srun")
-# A measurement server another of the run's processes has just started is noted a moment after
-# it listens, and a listener ss shows without its process opened its socket between ss's look
-# at /proc and its look at the sockets (the suite's own srun from the Slurm controller opens four
-# on every address for a moment): either is judged when seen again this much later.
+# A listener is judged as it is seen again this much later: a measurement server another of the
+# run's processes has just started is noted a moment after it listens, a listener ss shows
+# without its process opened its socket between ss's look at /proc and its look at the sockets
+# (the suite's own srun from the Slurm controller opens four on every address for a moment), and
+# a client holds a socket on every address while it asks (the suite's own `getent hosts`, its
+# DNS query on 0.0.0.0/udp, caught once on a simulated thor-1).
 SETTLE_S = 1.0
 
 
@@ -84,20 +85,16 @@ def listening_openly(read: Callable[[], tuple[Listener, ...]], own: Callable[[],
                      cluster_addresses: set[str], engine_ports: set[int],
                      allowed: dict[str, set[int] | None]) -> list[Listener]:
     """The unexpected listeners (below) that read() lists, the run's own servers (port, pid) of
-    own() left out. A measurement server that is not the run's, or a listener listed without
-    its process, counts only as read() lists it again SETTLE_S later: the run notes its servers
-    just after they listen and stops them after their test, and a short-lived process (srun's
-    I/O ports) has ended or is named by then. A listener still there is judged as the second
-    look shows it, without a process if ss still names none."""
+    own() left out, each counted only as read() lists it again SETTLE_S later (a short-lived
+    process has ended, and the run's own server is noted, by then). A listener still there is
+    judged as the second look shows it, without a process if ss still names none."""
     found = unexpected_listeners(read(), cluster_addresses, engine_ports, allowed, own())
-    servers = {measurement.tool for measurement in declared()}
-    unsure = {_where(listener) for listener in found if listener.process in servers or listener.pid is None}
-    if unsure:
-        time.sleep(SETTLE_S)
-        again = unexpected_listeners(read(), cluster_addresses, engine_ports, allowed, own())
-        found = [listener for listener in found if _where(listener) not in unsure] + \
-                [listener for listener in again if _where(listener) in unsure]
-    return found
+    if not found:
+        return found
+    time.sleep(SETTLE_S)
+    seen = {_where(listener) for listener in found}
+    return [listener for listener in unexpected_listeners(read(), cluster_addresses, engine_ports, allowed, own())
+            if _where(listener) in seen]
 
 
 def _where(listener: Listener) -> tuple[str, str, int]:
