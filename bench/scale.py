@@ -12,8 +12,10 @@ in one run:
   same      the same checks three ways: lane speed (ethtool), hostname, and the SSH mesh, by
             rackproof; by pytest-testinfra (paramiko backend, parametrised by host as its docs
             show); by a plain loop of `ssh NODE CMD`, one per check
-  phase     the throughput checks without and with -n 2, against their bound: the rounds
-            (each node sends once and receives once) x the length of one measurement
+  phase     the throughput checks without and with -n 2, from their first command to their last
+            (the nodes' surveys are the run's start, as in bench/throughput.py), against their
+            bound: the rounds (each node sends once and receives once) x the length of one
+            measurement
 
 It prints a table, the targets met or not (and why), and writes a plot of time against N.
 Figures are wall times and ratios measured in one run; nothing here is a timed assertion.
@@ -35,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.throughput import TESTS, bound, with_bytecode  # noqa: E402
+from bench.throughput import TESTS, bound, load_phase, with_bytecode  # noqa: E402
 from conftest import pytest_plugins as SUITE_PLUGINS  # noqa: E402  (the plugin and the suite's fixtures)
 from rackproof_sim.profiles import generated_name  # noqa: E402
 from rackproof_sim.rack import Rack  # noqa: E402
@@ -202,14 +204,13 @@ def ssh_loop(rack: Rack, nodes: list[str]) -> float:
 
 
 def throughput_phase(rack: Rack, tmp: Path, *extra: str) -> tuple[float, set[str]]:
-    """The throughput phase, from its first command to the end of its last (pytest's start and
-    the report are not part of it), and which checks ran (the functions)."""
+    """The throughput phase, from its first command to the end of its last (pytest's start, the
+    nodes' surveys and the report are not part of it: bench.throughput.load_phase), and which
+    checks ran (the functions)."""
     _, doc = pytest_run(rack, tmp / f"phase{'-'.join(extra) or '-serial'}", TESTS, *extra)
     if failed(doc):
         sys.exit(f"bench: throughput checks failed on a healthy rack:\n{said(doc)}")
-    commands = [e for t in doc["tests"] for e in t["evidence"]]
-    phase = max(e["started"] + e["duration"] for e in commands) - min(e["started"] for e in commands)
-    return phase, {t["check"] for t in doc["tests"] if t["outcome"] == "passed"}
+    return load_phase(doc["tests"]), {t["check"] for t in doc["tests"] if t["outcome"] == "passed"}
 
 
 def measure_one(count: int, tmp: Path) -> dict:

@@ -36,7 +36,9 @@ from rackproof.ticket.exitstatus import INCOMPLETE  # noqa: E402
 from rackproof.inventory.model import FINISHED, load_inventory  # noqa: E402
 from rackproof.inventory.kinds import rounds  # noqa: E402
 from rackproof.nodes.host import BATCH  # noqa: E402
+from rackproof.probes.boot import BOOT_ID  # noqa: E402
 from rackproof.probes.iperf import WARM_UP_SECONDS  # noqa: E402
+from rackproof.probes.survey import SURVEY  # noqa: E402
 from rackproof_sim.rack import Rack  # noqa: E402
 
 TESTS = "tests_network/test_throughput.py"
@@ -44,6 +46,7 @@ THROUGHPUT_CHECKS = ("test_iperf3_one_stream", "test_iperf3_bonded_four_streams"
 # the counters are read as batches (linkhealth.read: Host.read_each), and judged by this check
 COUNTER_PROBES = (BATCH.name,)
 COUNTERS_CHECK = "test_lane_error_counters_under_load"
+RUN_START_AND_END = (SURVEY.name, BOOT_ID.name)
 
 
 def run_suite(rack: Rack, junit: Path, *extra: str, whole: bool = False) -> tuple[float, Path]:
@@ -94,12 +97,13 @@ def counters(report: Path) -> float:
     return max((last - first for first, last in spans.values()), default=0.0)
 
 
-def load_phase(report: Path) -> float:
-    """Seconds the load phase took in the run (its first server's start to its last stop, from the
-    run's results.json): the part of the whole suite the bound is about."""
-    tests = json.loads((report / "results.json").read_text())["tests"]
+def load_phase(tests: list[dict]) -> float:
+    """Seconds the load phase took in a run (its first server's start to its last stop, from the
+    run's results.json "tests"): the part of the whole suite the bound is about. The nodes' surveys
+    and boot ids are the run's start and end, not the load's, though the first check that needs a
+    node carries them: in a run of the throughput checks alone, they are theirs."""
     spans = [(ev["started"], ev["started"] + ev["duration"]) for t in tests if t["check"] in THROUGHPUT_CHECKS
-             for ev in t["evidence"]]
+             for ev in t["evidence"] if ev["probe"] not in RUN_START_AND_END]
     return max(end for _, end in spans) - min(start for start, _ in spans) if spans else 0.0
 
 
@@ -158,7 +162,7 @@ def main() -> None:
             whole_serial, whole_parallel = alternating(args.rounds, run("whole-serial", whole=True),
                                                        run("whole-xdist", "-n", args.workers, whole=True))
             read_once = counters(reports["whole-serial"])
-            loaded = load_phase(reports["whole-serial"])
+            loaded = load_phase(json.loads((reports["whole-serial"] / "results.json").read_text())["tests"])
             whole_limit, _ = bound(rack.inventory, checks(Path(tmp, "whole-serial-0.xml")) & set(THROUGHPUT_CHECKS))
     finally:
         rack.down()
