@@ -17,5 +17,7 @@ trap 'rm -rf "$PYTHONPYCACHEPREFIX"' EXIT
 # in the plugin alone, probes apart from the checks; no cache written into the checkout
 .venv/bin/lint-imports --no-cache
 # five workers: three take the modules that bring up simulated racks, the other two the other tests
-# (selftests/conftest.py); the log ends with the 25 slowest modules and tests (where the CI's minutes go)
-.venv/bin/python -m pytest selftests -q -p no:cacheprovider -n 5 --dist loadscope --durations=25 "$@"
+# (selftests/conftest.py); the log ends with the 25 slowest modules and tests (where the CI's minutes go).
+# The selftests assert: pytest rewrites their asserts to say what each side was (pytest.ini's
+# --assert=plain is the suite's, whose checks never assert)
+.venv/bin/python -m pytest selftests -q -p no:cacheprovider --assert=rewrite -n 5 --dist loadscope --durations=25 "$@"
