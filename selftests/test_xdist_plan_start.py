@@ -69,13 +69,17 @@ def _note(line):
         notes.write(line + "\\n")
 def pytest_configure(config):
     _config.append(config)
+def _group(pid):
+    with open(f"/proc/{pid}/autogroup") as group:
+        return group.read().split()[-1]
 def run(*args, **kwargs):
     pids = _config[0].stash.get(workers.PIDS, [])
-    _note(f"plan: {len(pids)} workers, policies {sorted({os.sched_getscheduler(p) for p in pids})}")
+    _note(f"plan: {len(pids)} workers, policies {sorted({os.sched_getscheduler(p) for p in pids})}, "
+          f"sessions of their own {all(os.getsid(p) == p for p in pids)}, groups' nice {sorted({_group(p) for p in pids})}")
     return _run(*args, **kwargs)
 plan.run = run
 def pytest_runtest_setup(item):
-    _note(f"judging: policy {os.sched_getscheduler(0)} nice {os.nice(0)}")
+    _note(f"judging: policy {os.sched_getscheduler(0)} nice {os.nice(0)} group's nice {_group(os.getpid())}")
 """
 
 
@@ -86,9 +90,13 @@ def test_the_workers_start_idle_while_the_controller_measures_and_judge_at_their
     run = run_suite(pytester, "-p", "scheduling_spy", "--replay", str(REPLAYS / "thor5-healthy"), "-n", "2",
                     "tests_physical/test_lanes.py")
     lines = notes.read_text().splitlines()
-    assert lines[0] == f"plan: 2 workers, policies [{os.SCHED_IDLE}]", (lines[:3], run.output)
+    # idle in sessions of their own whose group is the least nice: else, as the kernel shares the
+    # CPU between sessions first, they took their session's share beside the simulated nodes'
+    assert lines[0] == f"plan: 2 workers, policies [{os.SCHED_IDLE}], sessions of their own True, " \
+                       f"groups' nice ['{workers.AUTOGROUP_ASIDE}']", (lines[:3], run.output)
     judged = set(lines[1:])
-    assert judged == {f"judging: policy {os.SCHED_OTHER} nice {workers.NICE}"}, (judged, run.output)
+    assert judged == {f"judging: policy {os.SCHED_OTHER} nice {workers.NICE} group's nice {workers.AUTOGROUP_BACK}"}, \
+        (judged, run.output)
 
 
 def _deselected(output: str) -> int:
