@@ -15,7 +15,8 @@ simulated node's sshd and every login is a session of its own, and idle workers 
 controller's session still took that session's share beside them (thor5, 2026-12-07: 5.44 s
 before the first load with -n 2, against 4.11 s serially and 4.23 s with the workers stopped).
 So as root each worker starts in a session of its own (setsid), whose group the controller sets
-to niceness 19 while it measures and back to 0 after.
+to niceness 19 while it measures, and to the worker's own niceness after: as a group it competes
+with every other session, and it should no more than the worker does inside one.
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ import sys
 import pytest
 
 NICE = 10   # a worker's niceness, unless -n's spec says one
-PIDS = pytest.StashKey[list[int]]()
-# the session group's niceness while the plan measures (the lowest), and after
-AUTOGROUP_ASIDE, AUTOGROUP_BACK = 19, 0
+PIDS = pytest.StashKey[list[tuple[int, int]]]()   # (a worker's pid, its niceness)
+AUTOGROUP_ASIDE = 19   # the session group's niceness while the plan measures: the lowest
 
 
 def lower(config: pytest.Config, specs) -> None:
@@ -52,18 +52,18 @@ def aside(config: pytest.Config, node) -> None:
         os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
     except OSError:   # gone already, or not ours: it starts as it would have
         return
-    config.stash.setdefault(PIDS, []).append(pid)
+    config.stash.setdefault(PIDS, []).append((pid, int(node.gateway.spec.nice or NICE)))
     _session_niceness(pid, AUTOGROUP_ASIDE)
 
 
 def back(config: pytest.Config) -> None:
     """Once the plan is written: the workers judge at their niceness, as any process."""
-    for pid in config.stash.get(PIDS, []):
+    for pid, nice in config.stash.get(PIDS, []):
         try:
             os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
         except OSError:   # gone meanwhile: nothing to undo
             continue
-        _session_niceness(pid, AUTOGROUP_BACK)
+        _session_niceness(pid, nice)
     config.stash[PIDS] = []
 
 
