@@ -14,6 +14,7 @@ FOLDERS = ("tests_physical", "tests_network", "tests_ssh", "tests_serving")
 
 ACCEPTANCE, STEP9, SPARKRUN, CHECKS, UNREAD = ("test_acceptance_sim.py", "test_step9_sim.py", "test_sparkrun_sim.py",
                                                "test_checks_fail.py", "test_checks_unread.py")
+TWO_NODES = "test_acceptance_two_nodes_sim.py"
 STEP9_FAULTS = f"{STEP9}::test_each_fault_fails_exactly_its_check_and_takes_its_capability_away"
 LANE_DOWN = "test_backbone_replay.py::test_lane_down_and_fec_mismatch_fail_those_two_and_what_rides_the_dead_lane"
 
@@ -28,7 +29,7 @@ FAILS_IT = {
     "test_same_power_mode": "test_gpus_sim.py::test_another_power_mode_names_the_node_and_both_modes",
     "test_clocks_locked": "test_gpus_sim.py::test_clocks_that_scale_fail_their_node_only",
     "test_lane_link_detected": LANE_DOWN,
-    "test_lane_speed": f"{ACCEPTANCE}::test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2",
+    "test_lane_speed": f"{TWO_NODES}::test_port_at_10g_fails_the_speed_and_the_lane_rate_on_thor2",
     "test_lane_fec": LANE_DOWN,
     # tests_network
     "test_hostname_is_the_inventory_name": f"{CHECKS}::test_a_hostname_that_is_not_the_inventory_name_fails",
@@ -37,9 +38,9 @@ FAILS_IT = {
     "test_every_name_resolves_to_its_cluster_address": f"{CHECKS}::test_a_name_resolved_to_another_address_fails_naming_it",
     "test_route_to_each_peer_leaves_by_the_cluster_interface": f"{CHECKS}::test_a_route_by_the_house_port_fails_naming_it",
     "test_mtu_is_the_same_on_every_cluster_interface":
-        f"{ACCEPTANCE}::test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface",
+        f"{TWO_NODES}::test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface",
     "test_packets_of_the_mtu_cross_whole_and_no_larger":
-        f"{ACCEPTANCE}::test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface",
+        f"{TWO_NODES}::test_a_lowered_mtu_fails_the_pair_into_it_naming_the_interface",
     "test_cluster_addresses_are_unique":
         f"{ACCEPTANCE}::test_a_duplicate_address_fails_once_naming_both_nodes_and_the_rest_point_to_it",
     "test_bond_state":
@@ -59,10 +60,10 @@ FAILS_IT = {
         "test_kernel_log_sim.py::test_an_xid_fails_the_kernel_log_check_of_its_node_with_the_line_quoted",
     "test_roce_bandwidth_of_each_link":   # issue 43: per CX7 link and direction
         "test_spark_links.py::test_one_slow_link_in_one_direction_fails_naming_its_devices_with_every_link_s_figure",
-    "test_nccl_across_the_nodes": f"{ACCEPTANCE}::test_roce_link_down_fails_that_link_the_port_bandwidth_its_latency_and_nccl",
+    "test_nccl_across_the_nodes": f"{TWO_NODES}::test_roce_link_down_fails_that_link_the_port_bandwidth_its_latency_and_nccl",
     "test_netplan_file_persists_the_cx7_addresses":
         f"{SPARKRUN}::test_netplan_on_the_down_twins_fails_the_netplan_check_naming_both_interfaces",
-    "test_lane_error_counters_under_load": f"{ACCEPTANCE}::test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas",
+    "test_lane_error_counters_under_load": f"{TWO_NODES}::test_a_marginal_cable_fails_only_its_error_counters_with_the_deltas",
     "test_reaches_every_peer": f"{CHECKS}::test_a_peer_that_does_not_answer_fails_and_one_not_pinged_is_not_verified",
     "test_nothing_changed_since_the_snapshot":
         "test_changes_sim.py::test_a_planted_change_is_exactly_its_three_differences_and_healing_leaves_none",
@@ -88,7 +89,7 @@ FAILS_IT = {
         "test_causes.py::test_an_agent_that_does_not_refuse_a_request_without_the_key_gets_the_cause_its_answer_shows",
     "test_agent_lists_every_model_with_the_key": f"{CHECKS}::test_an_agent_that_lists_no_model_with_the_key_fails",
     "test_agent_streams_each_model": "test_causes.py::test_a_serving_figure_that_could_not_be_measured_is_never_a_pass",
-    "test_remote_model_keeps_up_with_the_local_one": f"{ACCEPTANCE}::test_slow_engine_fails_the_step_6_comparison_only",
+    "test_remote_model_keeps_up_with_the_local_one": f"{TWO_NODES}::test_slow_engine_fails_the_step_6_comparison_only",
     "test_engine_listens_on_its_cluster_address": f"{ACCEPTANCE}::test_an_engine_off_the_cluster_network_fails_its_three_checks",
     "test_engine_answers_from_the_agent_node":
         "test_causes.py::test_a_stalled_engine_is_named_with_its_node_and_accepts_but_does_not_generate",

@@ -91,7 +91,8 @@ def test_with_every_fault_planted_only_those_nodes_kernel_log_checks_fail(pytest
     """The whole suite with every fault planted: a line in a node's journal changes nothing else
     (the GPU, the links and the PCIe devices stay as they were), so those nodes' kernel log checks
     are the only checks that fail or err. A healthy rack passes the whole suite
-    (test_acceptance_sim), and its kernel log checks pass (the first test here)."""
+    (test_acceptance_sim, test_acceptance_two_nodes_sim), and its kernel log checks pass (the first
+    test here)."""
     planted = PLANTED[rack.profile]
     for node, kind in planted:
         rack.fault(node, kind)

@@ -1,5 +1,5 @@
 """rackproof.judging.linkhealth: what a lane's counters did under load, and when that fails. The
-simulated rack's marginal cable (selftests/test_acceptance_sim.py) shows the whole path."""
+simulated rack's marginal cable (selftests/test_acceptance_two_nodes_sim.py) shows the whole path."""
 
 import pytest
 

@@ -10,7 +10,8 @@ The guide's interface-name trap: netplan written for the Down twins fails the ne
 naming both. And the verdict as the Cordatus preflight words it, on whole runs: the CX7 link
 down takes multi-node work away and leaves single-node launches; a broken SSH mesh blocks
 everything and names the pair; a one-node cluster has only the runtime checks. (Healthy, they
-pass with the real CLI's answers in the evidence: test_acceptance_sim's healthy spark2 run.)
+pass with the real CLI's answers in the evidence: test_acceptance_two_nodes_sim's healthy spark2
+run.)
 """
 
 from __future__ import annotations
