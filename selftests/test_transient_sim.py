@@ -87,10 +87,11 @@ def test_the_suite_stays_within_max_sessions_and_refused_channels_are_asked_for_
         assert "nonexistent channel" not in log, log[-2000:]
 
 
-# thor-1's sshd drops the controller's connections and answers no connect for a second
-BLIP = ('for pid in $(ss -Htnp state established "( sport = :22 )" | grep -F " {bench}:" | grep -o "pid=[0-9]*" | '
-        'cut -d= -f2 | sort -u); do kill "$pid"; done; l=$(cat /run/sshd.pid); kill -STOP "$l"; sleep 1; '
-        'kill -CONT "$l"')
+# thor-1's sshd drops the controller's connections, if it holds any, and then answers no connect
+# for a second; it prints how many it dropped
+BLIP = ('k=0; for pid in $(ss -Htnp state established "( sport = :22 )" | grep -F " {bench}:" | grep -o "pid=[0-9]*" | '
+        'cut -d= -f2 | sort -u); do kill "$pid" && k=$((k+1)); done; if [ "$k" -gt 0 ]; then l=$(cat /run/sshd.pid); '
+        'kill -STOP "$l"; sleep 1; kill -CONT "$l"; fi; echo "$k"')
 
 
 def test_connections_dropped_in_the_middle_of_a_run_reject_nothing(pytester):
@@ -100,13 +101,17 @@ def test_connections_dropped_in_the_middle_of_a_run_reject_nothing(pytester):
         stop, blips = threading.Event(), []
 
         def blip():
-            stop.wait(2)     # the run is measuring by then (its facts take a few seconds)
+            # as soon as the run holds a connection to thor-1, and again 1.5 s after each drop: a
+            # fixed start (2 s) came after the whole plan once the run's start got quicker
             while not stop.is_set():
+                dropped = 0
                 for address in bench:   # in thor-1's own PID namespace: its pids, its sshd
-                    subprocess.run(nsenter(rack.rack.node("thor-1").pid, "/bin/sh", "-c", BLIP.format(bench=address)),
-                                   check=True, timeout=20)
-                blips.append(1)
-                stop.wait(1.5)
+                    dropped += int(subprocess.run(
+                        nsenter(rack.rack.node("thor-1").pid, "/bin/sh", "-c", BLIP.format(bench=address)),
+                        check=True, timeout=20, capture_output=True, text=True).stdout)
+                if dropped:
+                    blips.append(dropped)
+                stop.wait(1.5 if dropped else 0.1)
 
         blipper = threading.Thread(target=blip)
         blipper.start()
@@ -120,8 +125,10 @@ def test_connections_dropped_in_the_middle_of_a_run_reject_nothing(pytester):
             blipper.join()
     results = json.loads((run.run_dir / "results.json").read_text())
     notes = [ev["note"] for test in results["tests"] for ev in test.get("evidence", []) if ev["node"] == "thor-1"]
-    assert len(blips) >= 2, "the run ended before thor-1's connections were dropped twice"
-    assert any("connected again" in n or "ran again" in n for n in notes), notes   # the blips hit the run
+    assert blips, "the run held no connection to thor-1 while the blips ran"
+    # the blips hit the run: a command in flight ran again, a dropped connection was made again, or
+    # a connect the first blip cut short was tried again
+    assert any(re.search(r"connected again|ran again|connected at attempt", n) for n in notes), notes
     # a check whose command or request the blips dropped again when it ran once more is cut short,
     # named as what it was, never a verdict; the retries carry the rest through. How many: as many
     # as the blips caught twice in flight (one dropped batch of facts, or a fan-out of requests from
