@@ -1,6 +1,7 @@
 """The runner: evidence for every command, timeouts, unreachable nodes, record and replay."""
 
 import contextlib
+import os
 import re
 import socket
 import threading
@@ -261,6 +262,38 @@ def test_a_connection_that_dies_before_the_exit_status_runs_the_command_again_ne
     with pytest.raises(ConnectionLost, match=r"`hostname` ran \(the connection closed before the command's exit "
                                              r"status came\); not run again"):
         _ran_on(monkeypatch, [_EndedChannel(b"thor-1\n", -1, alive=False)], False)
+
+
+class _RacingChannel(_EndedChannel):
+    """A channel whose last output, EOF and exit status come together, just after a look at its
+    buffer found it empty (paramiko's thread queues them while the reader looks elsewhere)."""
+
+    def __init__(self, first: bytes, rest: bytes):
+        super().__init__(first, 0)
+        self.rest, self.eof_received, self.closed = rest, False, False
+        self.wake_r, self.wake_w = os.pipe()
+        os.write(self.wake_w, b"x")   # select() on the channel wakes at once
+
+    def fileno(self) -> int:
+        return self.wake_r
+
+    def recv_ready(self) -> bool:
+        if self.pending or not self.rest:
+            return bool(self.pending)
+        self.pending, self.rest, self.eof_received, self.closed = self.rest, b"", True, True
+        return False
+
+    def exit_status_ready(self) -> bool:
+        return self.eof_received
+
+
+def test_output_that_comes_with_the_end_of_a_command_is_read_whole(monkeypatch):
+    channel = _RacingChannel(b'[{"ifname":"lo",', b'"mtu":65536}]\n')
+    try:
+        result = _ran_on(monkeypatch, [channel], True)
+    finally:
+        os.close(channel.wake_r), os.close(channel.wake_w)
+    assert (result.exit_status, result.stdout) == (0, '[{"ifname":"lo","mtu":65536}]\n')
 
 
 def test_a_command_killed_by_a_signal_on_a_live_connection_keeps_its_outcome(monkeypatch):

@@ -568,15 +568,19 @@ def _drained(channel, deadline: float) -> tuple[str, str]:
     that writes much to one while the other waits would otherwise fill the channel's window)."""
     out, err = bytearray(), bytearray()
     while True:
+        # the end is looked at before the buffers: paramiko's thread queues a command's last output,
+        # its EOF and its exit status between two looks, and output that came after an empty look
+        # and before the end was seen was lost (CI: a node's `ip -j addr` cut at 387 bytes)
+        ended, closed = channel.eof_received and channel.exit_status_ready(), channel.closed
         if channel.recv_ready():
             out += channel.recv(65536)
         elif channel.recv_stderr_ready():
             err += channel.recv_stderr(65536)
-        elif channel.eof_received and channel.exit_status_ready():
+        elif ended:
             if channel.exit_status == -1 and _died(channel.transport):
                 raise EOFError("the connection closed before the command's exit status came")
             return out.decode(errors="replace"), err.decode(errors="replace")
-        elif channel.closed:   # closed with no end of output: the connection died under the command
+        elif closed:   # closed with no end of output: the connection died under the command
             raise EOFError("the connection closed before the command ended")
         else:
             remaining = deadline - time.monotonic()
