@@ -6,6 +6,7 @@ error (rackproof.plugin.evidence.CHECK_ERRORS), never returns as a pass."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import socket
 import tempfile
@@ -393,16 +394,32 @@ def test_other_actor_states_are_read_bit_by_bit(state, words):
 
 # --- a node that cannot be reached: the reason line, not paramiko's traceback ------------------
 
-def test_a_failed_ssh_connection_leaves_no_paramiko_traceback_in_the_report(tmp_path, caplog, capfd):
-    with socket.socket() as sshd:
-        sshd.bind(("127.0.0.1", 0))
-        sshd.listen(1)
-        # an sshd that drops each connection before its banner (MaxStartups, tcp wrappers)
-        threading.Thread(target=lambda: sshd.accept()[0].close(), daemon=True).start()
-        remote, _ = ssh_remote(tmp_path, sshd.getsockname()[1])
-        with pytest.raises(NodeUnreachable, match="thor-9 is unreachable: ssh to thor-9: "):
-            remote.run("hostname")
-    assert not [r.getMessage() for r in caplog.records if r.name.startswith("paramiko")]
+class _Kept(logging.Handler):
+    """Every record that reaches the root logger (pytest's log capture is off: pytest.ini)."""
+
+    def __init__(self):
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_failed_ssh_connection_leaves_no_paramiko_traceback_in_the_report(tmp_path, capfd):
+    kept = _Kept()
+    logging.getLogger().addHandler(kept)
+    try:
+        with socket.socket() as sshd:
+            sshd.bind(("127.0.0.1", 0))
+            sshd.listen(1)
+            # an sshd that drops each connection before its banner (MaxStartups, tcp wrappers)
+            threading.Thread(target=lambda: sshd.accept()[0].close(), daemon=True).start()
+            remote, _ = ssh_remote(tmp_path, sshd.getsockname()[1])
+            with pytest.raises(NodeUnreachable, match="thor-9 is unreachable: ssh to thor-9: "):
+                remote.run("hostname")
+    finally:
+        logging.getLogger().removeHandler(kept)
+    assert not [r.getMessage() for r in kept.records if r.name.startswith("paramiko")]
     assert "Traceback" not in capfd.readouterr().err
 
 

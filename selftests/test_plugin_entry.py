@@ -184,3 +184,38 @@ def test_installed_a_run_from_another_folder_leaves_its_report_there(installed, 
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "verdict: ACCEPTED" in proc.stdout, proc.stdout + proc.stderr
     assert len(list((tmp_path / "reports").glob("*-thor-shelf/report.html"))) == 1
+
+
+CHURN = '''
+import logging, threading
+
+stop = threading.Event()
+
+
+def churn():
+    k = 0
+    while not stop.is_set():   # a library importing in a thread: each import makes its loggers
+        logging.getLogger(f"imported.{k}")
+        k += 1
+
+
+def pytest_configure(config):
+    threading.Thread(target=churn, daemon=True).start()
+
+
+def pytest_unconfigure(config):
+    stop.set()
+'''
+
+
+def test_a_thread_making_loggers_as_the_tests_run_leaves_the_run_whole(tmp_path):
+    """The suite's threads import fabric and make paramiko's first transport as its collection
+    runs; pytest's logging plugin, which walks the table of loggers at every test phase, is off
+    (pytest.ini), so a walk never meets a logger being made."""
+    (tmp_path / "conftest.py").write_text(CHURN)
+    (tmp_path / "test_many.py").write_text("import pytest\n\n\n@pytest.mark.parametrize('k', range(300))\n"
+                                           "def test_one(k):\n    pass\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-c", str(REPO / "pytest.ini"), "--rootdir",
+                           str(tmp_path), str(tmp_path / "test_many.py")], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and "300 passed" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
