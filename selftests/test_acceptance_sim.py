@@ -263,6 +263,13 @@ def test_an_engine_off_the_cluster_network_fails_its_three_checks(pytester, thor
     loopback = run.messages["test_engines::test_engine_listens_on_its_cluster_address[gemma-3-12b@thor-3]"]
     assert "gemma-3-12b on thor-3 (10.10.0.13:8081)" in loopback
     assert "127.0.0.1" in loopback and "agent on thor-1 cannot reach it" in loopback
+    # thor-1's sshd answers at once that it could not connect: the node's answer, never a dropped
+    # connection (fabric's forward waited the request's 10 s, then called it one: INCOMPLETE)
+    for model, address in (("llama-3.1-8b@thor-2", "10.10.0.12:8081"), ("gemma-3-12b@thor-3", "10.10.0.13:8081")):
+        answer = run.messages[f"test_engines::test_engine_answers_from_the_agent_node[{model}]"]
+        assert f"GET /v1/models (from thor-1) answered nothing: no HTTP answer: the node could not connect to {address}" \
+               in answer, answer
+    assert "transient fault" not in run.output, run.output
 
 
 # --- the disruptive check: a bond member taken down and brought back (--allow-disruptive) --------

@@ -301,45 +301,40 @@ def test_a_command_killed_by_a_signal_on_a_live_connection_keeps_its_outcome(mon
     assert (result.exit_status, result.stdout, result.note) == (-1, "half", "")
 
 
-class _Tunnelled:
-    """A fabric Connection whose forward ends as `ends` says: the request's answer comes back, or
-    the SSH session under the tunnel closes while the request waits (fabric then raises its
-    ThreadException on leaving the forward, and the connection is dead)."""
+class _Requested:
+    """A connection whose transport is alive or not as the request ends: `ends` says how the
+    request ends, "answered" (HTTP 200), "session closed" (the SSH connection died under it),
+    "refused by the node" (its sshd could not connect) or "late"."""
 
     def __init__(self, ends: str):
         self.ends = ends
-        self.client = type("Client", (), {"get_transport": lambda _: _Transport(ends != "session closed")})()
-
-    @contextlib.contextmanager
-    def forward_local(self, *args, **kwargs):
-        try:
-            yield
-        finally:   # as fabric's: whatever the request raised, the tunnel's thread speaks last
-            if self.ends == "session closed":
-                from invoke.exceptions import ThreadException
-                from invoke.util import ExceptionWrapper
-                raise ThreadException([ExceptionWrapper({}, SSHException, SSHException("SSH session not active"),
-                                                        None)])
+        self.transport = _Transport(ends != "session closed")
+        self.client = type("Client", (), {"get_transport": lambda _: self.transport})()
 
 
-def _answered_through(monkeypatch, ends: list[str], late: bool = False, connected: str = ""):
+def _answered_through(monkeypatch, ends: list[str], connected: str = ""):
     """SshTransport.http over connections that end as `ends` says, one per connect; the answers
     of the request itself (exchange) are made here."""
     from rackproof.nodes import remote
     from rackproof.nodes.http import HttpRequest, HttpResponse
 
-    def exchange(request, timeout, via):
-        if late or conns[-1].ends == "session closed":
+    def exchange(request, timeout, network):
+        ends = conns[-1].ends
+        if ends == "late":
             raise TimeoutError(f"no complete answer within {timeout:g} s")
+        if ends == "refused by the node":
+            return HttpResponse(0, "no HTTP answer: the node could not connect to 10.10.0.12:8081", None, 0.01)
+        if ends == "session closed":   # as rackproof.nodes.tunnel reads a channel closed with no EOF
+            raise EOFError("the SSH connection closed under the request")
         return HttpResponse(200, "ok", None, 0.01)
 
     def connection(notes):
         if connected:   # what making the connection took, as _opened notes it
             notes.append(connected)
-        conns.append(_Tunnelled(ends[len(conns)]))
+        conns.append(_Requested(ends[len(conns)]))
         return conns[-1]
 
-    conns: list[_Tunnelled] = []
+    conns: list[_Requested] = []
     transport = SshTransport("thor-1", "thor-1", "nvidia", 5.0)
     monkeypatch.setattr(remote, "exchange", exchange)
     monkeypatch.setattr(transport, "_connection", connection)
@@ -347,7 +342,7 @@ def _answered_through(monkeypatch, ends: list[str], late: bool = False, connecte
     return transport.http(HttpRequest("GET", "http://127.0.0.1:8080/v1/models"), 10.0), len(conns)
 
 
-def test_a_request_whose_tunnel_closed_under_it_is_sent_again_on_a_fresh_connection(monkeypatch):
+def test_a_request_whose_connection_closed_under_it_is_sent_again_on_a_fresh_connection(monkeypatch):
     response, connects = _answered_through(monkeypatch, ["session closed", "answered"])
     assert response.status == 200 and connects == 2
 
@@ -368,50 +363,89 @@ def test_a_request_that_had_to_connect_again_says_so_in_its_evidence(monkeypatch
     assert [ev.note for ev in kept] == [said]
 
 
-def test_a_request_whose_tunnel_closed_twice_is_a_connection_lost_not_a_verdict(monkeypatch):
-    with pytest.raises(ConnectionLost, match=r"\(SSH session not active\); it dropped again when it ran once more"):
+def test_a_request_whose_connection_closed_twice_is_a_connection_lost_not_a_verdict(monkeypatch):
+    with pytest.raises(ConnectionLost, match=r"\(the SSH connection closed under the request\); it dropped again "
+                                             r"when it ran once more"):
         _answered_through(monkeypatch, ["session closed", "session closed"])
 
 
-def test_a_request_whose_connection_died_under_it_is_given_up_without_waiting_for_its_timeout(monkeypatch):
-    """paramiko does not wake fabric's forward when the connection under it dies: the request's
-    socket stays open and its answer would only be late. The connection is watched instead, and
-    leaving the forward (as fabric's closes its socket) ends the request."""
-    from rackproof.nodes import remote
-    from rackproof.nodes.http import HttpRequest
-
-    conns, ended_by_the_forward, both_ended = [], [], threading.Event()
-
-    class Dying(_Tunnelled):
-        @contextlib.contextmanager
-        def forward_local(self, *args, **kwargs):
-            self.left = threading.Event()
-            try:
-                yield
-            finally:
-                self.left.set()
-
-    def exchange(request, timeout, via):
-        conn = conns[-1]
-        conn.client.get_transport = lambda: _Transport(False)   # the connection dies while it waits
-        ended_by_the_forward.append(conn.left.wait(timeout))     # as a request's socket closed under it
-        if len(ended_by_the_forward) == 2:
-            both_ended.set()
-        raise OSError("the tunnel's socket closed")
-
-    transport = SshTransport("thor-1", "thor-1", "nvidia", 5.0)
-    monkeypatch.setattr(remote, "exchange", exchange)
-    monkeypatch.setattr(transport, "_connection", lambda notes: conns.append(Dying("answered")) or conns[-1])
-    monkeypatch.setattr(transport, "_forget", lambda conn: None)
-    with pytest.raises(ConnectionLost, match=r"\(the SSH connection closed under the request\); it dropped again"):
-        transport.http(HttpRequest("GET", "http://127.0.0.1:8080/v1/models"), 10.0)
-    assert len(conns) == 2 and all(c.left.is_set() for c in conns)
-    assert both_ended.wait(30) and ended_by_the_forward == [True, True]   # not one waited for its timeout
+def test_a_port_the_node_cannot_connect_to_is_the_nodes_answer_at_once(monkeypatch):
+    response, connects = _answered_through(monkeypatch, ["refused by the node"])
+    assert (response.status, connects) == (0, 1)
+    assert response.text == "no HTTP answer: the node could not connect to 10.10.0.12:8081"
 
 
 def test_a_late_answer_on_a_live_connection_stays_a_late_answer(monkeypatch):
     with pytest.raises(TimeoutError, match="no complete answer within 10 s"):
-        _answered_through(monkeypatch, ["answered"], late=True)
+        _answered_through(monkeypatch, ["late"])
+
+
+class _OpeningTransport(_Transport):
+    """A paramiko transport whose sshd answers each direct-tcpip open with `failure` (RFC 4254's
+    code and text), or after `delay` seconds of trying."""
+
+    def __init__(self, failure: tuple[int, str] | None = None, delay: float = 0.0):
+        super().__init__(True)
+        self.failure, self.delay = failure, delay
+
+    def open_channel(self, kind, dest, src, timeout=None):
+        from paramiko import ChannelException
+        if self.delay:
+            time.sleep(min(self.delay, timeout))
+            raise SSHException("Timeout opening channel.")
+        raise ChannelException(*self.failure)
+
+
+@pytest.mark.parametrize("failure, said", [
+    ((2, "Connect failed"), "the node could not connect to 10.10.0.12:8081 (its sshd: Connect failed)"),
+    ((1, "administratively prohibited"), "the node's sshd does not allow TCP forwarding (AllowTcpForwarding): "
+                                         "10.10.0.12:8081 was not tried (its sshd: administratively prohibited)"),
+])
+def test_the_nodes_sshd_saying_it_did_not_connect_is_no_http_answer_naming_why(failure, said):
+    from rackproof.nodes.http import HttpRequest, exchange
+    from rackproof.nodes.tunnel import Through
+
+    started = time.monotonic()
+    response = exchange(HttpRequest("GET", "http://10.10.0.12:8081/v1/models"), 10.0, Through(_OpeningTransport(failure)))
+    assert (response.status, response.text) == (0, f"no HTTP answer: {said}")
+    assert time.monotonic() - started < 2
+
+
+class _Closed:
+    """A direct-tcpip channel at its end: the server closed its side (the node's sshd sent EOF), or
+    the SSH connection died (paramiko closed the channel, no EOF came)."""
+
+    def __init__(self, eof: bool):
+        self.eof_received = eof
+
+    def settimeout(self, timeout):
+        pass
+
+    def recv(self, n: int) -> bytes:
+        return b""
+
+
+def test_an_answer_cut_by_the_ssh_connections_death_is_never_read_as_the_answers_end():
+    """A body delimited by the connection's end would look whole: a channel that closed with no
+    EOF from the node's sshd is the SSH connection's fault (SshTransport.http sends it again)."""
+    from rackproof.nodes.tunnel import ChannelStream
+
+    assert ChannelStream(_Closed(eof=True)).read(65536, 5.0) == b""
+    with pytest.raises(EOFError, match="the SSH connection closed under the request"):
+        ChannelStream(_Closed(eof=False)).read(65536, 5.0)
+
+
+def test_an_sshd_still_connecting_when_the_request_times_out_is_a_late_answer_and_other_refusals_are_the_connections():
+    from paramiko import ChannelException
+
+    from rackproof.nodes.http import HttpRequest, exchange
+    from rackproof.nodes.tunnel import Through
+
+    with pytest.raises(TimeoutError, match="no complete answer within 0.3 s"):
+        exchange(HttpRequest("GET", "http://10.10.0.12:8081/v1/models"), 0.3, Through(_OpeningTransport(delay=1.0)))
+    with pytest.raises(ChannelException):   # short of resources: SshTransport.http connects again
+        exchange(HttpRequest("GET", "http://10.10.0.12:8081/v1/models"), 5.0,
+                 Through(_OpeningTransport((4, "Resource shortage"))))
 
 
 def test_a_refused_connect_is_tried_again_through_the_budget_and_the_message_names_every_attempt(tmp_path,

@@ -1,16 +1,16 @@
-"""HTTP requests made from a node (httpx): to an engine or the agent, as that node sees them.
+"""HTTP requests made from a node (httpcore): to an engine or the agent, as that node sees them.
 
-Over SSH the controller tunnels through the node (a forwarded local port), so nothing needs
-a route from the controller to the cluster network. Requests and answers are evidence like
+Over SSH the node's sshd opens the connection for the controller (rackproof.nodes.tunnel), so
+nothing needs a route from the controller to the cluster network. Requests and answers are evidence like
 commands, and can be recorded and replayed: the access key itself is never part of either,
 only `auth`, a label of what was sent ("no key", "a wrong key", "the access key").
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
 
 
 @dataclass(frozen=True)
@@ -36,36 +36,42 @@ class HttpResponse:
     note: str = ""                   # what reaching the node took (a connect tried again), as a command's note
 
 
-def exchange(request: HttpRequest, timeout: float, via: tuple[str, int] | None = None) -> HttpResponse:
-    """Send the request with httpx, to `via` (a forwarded local port) instead of the URL's
-    host:port when given; the Host header still names the real server."""
-    import httpx
+def exchange(request: HttpRequest, timeout: float, network=None) -> HttpResponse:
+    """Send the request with httpcore, over `network` (an httpcore NetworkBackend: the node's own
+    connections, rackproof.nodes.tunnel.Through) when given, else from here."""
+    import httpcore
 
-    url = request.url
-    headers = dict(request.headers)
-    if via is not None:
-        parts = urlsplit(url)
-        headers.setdefault("Host", parts.netloc)
-        url = urlunsplit(parts._replace(netloc=f"{via[0]}:{via[1]}"))
+    headers = [(name.encode(), value.encode()) for name, value in request.headers.items()]
+    body = None
+    if request.json is not None:
+        body = json.dumps(request.json).encode()
+        headers.append((b"Content-Type", b"application/json"))
     started = time.monotonic()
-    first = status = None
-    lines = []
+    first = None
+    lines: list[str] = []
+    status = 0
     try:
-        # trust_env=False: never pick up a proxy from the environment; every request stays in the rack
-        with httpx.Client(timeout=timeout, trust_env=False) as client:
-            with client.stream(request.method, url, json=request.json, headers=headers) as response:
-                status = response.status_code
-                for line in response.iter_lines():
-                    if first is None and line.startswith("data:"):
-                        first = time.monotonic() - started
-                    lines.append(line)
-    except httpx.TimeoutException:
+        with httpcore.ConnectionPool(network_backend=network) as pool:
+            with pool.stream(request.method, request.url, headers=headers, content=body,
+                             extensions={"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}) as answer:
+                status = answer.status
+                pending = b""
+                for chunk in answer.iter_stream():
+                    *whole, pending = (pending + chunk).split(b"\n")
+                    for line in whole:
+                        text = line.rstrip(b"\r").decode(errors="replace")
+                        if first is None and text.startswith("data:"):
+                            first = time.monotonic() - started
+                        lines.append(text)
+                if pending:
+                    lines.append(pending.rstrip(b"\r").decode(errors="replace"))
+    except httpcore.TimeoutException:
         if first is None:
             raise TimeoutError(f"no complete answer within {timeout:g} s") from None
         # a stream that began and stopped: what it carried is evidence of how far it got
         return HttpResponse(status, "\n".join(lines), first, time.monotonic() - started,
                             stopped=f"nothing more for {timeout:g} s after {len(lines)} lines")
-    except httpx.TransportError as e:
-        # refused, or (through a tunnel) closed before any answer: nothing serves that port
+    except (httpcore.NetworkError, httpcore.ProtocolError) as e:
+        # refused (from the node: its sshd could not connect), or closed before a whole answer
         return HttpResponse(0, f"no HTTP answer: {e or type(e).__name__}", None, time.monotonic() - started)
-    return HttpResponse(response.status_code, "\n".join(lines), first, time.monotonic() - started)
+    return HttpResponse(status, "\n".join(lines), first, time.monotonic() - started)

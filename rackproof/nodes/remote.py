@@ -15,11 +15,9 @@ import socket
 import subprocess
 import threading
 import time
-from concurrent import futures
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Callable, Iterator, Protocol, TypeVar
-from urllib.parse import urlsplit
 
 from rackproof.nodes.http import HttpRequest, HttpResponse, exchange
 
@@ -511,39 +509,31 @@ class SshTransport:
             self._channels.release()
 
     def http(self, request: HttpRequest, timeout: float) -> HttpResponse:
-        """Through a port forwarded from the controller to the node: the request leaves the node.
-        The suite's requests only ask (models, health, a short chat): one whose tunnel died under
-        it is sent once more on a fresh connection."""
+        """On a connection the node's sshd opens for it (rackproof.nodes.tunnel): the request
+        leaves the node. The suite's requests only ask (models, health, a short chat): one whose SSH
+        connection died under it is sent once more on a fresh connection."""
         import paramiko
-        from invoke.exceptions import ThreadException
 
-        target = urlsplit(request.url)
+        from rackproof.nodes.tunnel import Through
+
         notes: list[str] = []
         for again in (False, True):
             conn = self._connection(notes)
-            response, reason = None, "the connection closed during the request"
+            transport = conn.client.get_transport()
             try:
-                with socket.socket() as probe:  # a free local port for the forward
-                    probe.bind(("127.0.0.1", 0))
-                    local_port = probe.getsockname()[1]
-                with conn.forward_local(local_port, remote_port=target.port or 80, remote_host=target.hostname,
-                                        local_host="127.0.0.1"):
-                    response = _while_alive(conn, lambda: exchange(request, timeout, via=("127.0.0.1", local_port)))
+                response = exchange(request, timeout, Through(transport))
             except TimeoutError:  # the HTTP answer was late: a connection problem only if the connection died
-                if _alive(conn):
+                if transport.is_active():
                     raise
-            except (OSError, EOFError, paramiko.SSHException) as e:
+                reason = "the SSH connection closed under the request"
+            except (OSError, EOFError, paramiko.SSHException) as e:   # no channel, or the connection died
                 reason = _ssh_reason(e, self.connect_timeout)
-            except ThreadException as e:   # the forward's own thread saw its SSH session end: fabric raises
-                # it on leaving the tunnel, in place of what the request raised
-                reason = _ssh_reason(e.exceptions[0].value, self.connect_timeout) if e.exceptions else reason
-            if _alive(conn):
-                if response is not None:
-                    return replace(response, note="; ".join(notes))
-                raise ConnectionLost(self.node, request.describe(), reason)   # the forward failed
+            else:
+                return replace(response, note="; ".join(notes))
             self._forget(conn)
             if again:
                 raise ConnectionLost(self.node, request.describe(), reason, again=True)
+            notes.append(f"the connection had dropped ({reason}); connected again")
 
     def close(self) -> None:
         with self._lock:
@@ -600,31 +590,6 @@ def _died(transport) -> bool:
     exit-signal), and its connection lives on."""
     transport.join(_SETTLE_S)
     return not transport.is_active()
-
-
-# how often a request through a tunnel looks at the SSH connection under it
-_TUNNEL_WATCH_S = 0.2
-
-
-def _while_alive(conn, send: Callable[[], T]) -> T:
-    """send() while the SSH connection under its tunnel lives. A connection that dies leaves the
-    tunnel's socket open (paramiko does not wake fabric's forward), so the request would wait for
-    its whole timeout: it is given up at once instead, and leaving the forward closes the socket,
-    which ends the request's thread."""
-    pool = futures.ThreadPoolExecutor(1, thread_name_prefix="rackproof-request")
-    try:
-        request = pool.submit(send)
-        while not futures.wait([request], _TUNNEL_WATCH_S).done:
-            if not _alive(conn):
-                raise OSError("the SSH connection closed under the request")
-        return request.result()   # its answer, or what it raised
-    finally:
-        pool.shutdown(wait=False)
-
-
-def _alive(conn) -> bool:
-    transport = conn.client.get_transport()
-    return transport is not None and transport.is_active()
 
 
 def connect_failure(e: BaseException) -> str | None:
