@@ -81,10 +81,12 @@ def _recorder(key, phase, kind, seen, seconds=0.05, fails=None, meet=None):
 
 
 def test_phases_run_in_order_facts_together_serving_beside_and_loads_and_engines_one_after_another(tmp_path):
-    seen, facts = [], threading.Barrier(2, timeout=5)
+    # the facts meet each other and the first engine's answer: all three run at once (which of
+    # them starts first is the threads' affair: on a busy machine both engines' went first)
+    seen, facts = [], threading.Barrier(3, timeout=5)
     entries = [_recorder("load.b", plan.Phase.LOAD, "link_pair", seen),
                _recorder("after", plan.Phase.AFTER_LOAD, "lane", seen),
-               _recorder("serve.b", plan.Phase.SERVING, "engine", seen),
+               _recorder("serve.b", plan.Phase.SERVING, "engine", seen, meet=facts),
                _recorder("facts.a", plan.Phase.FACTS, "node", seen, meet=facts),
                _recorder("facts.b", plan.Phase.FACTS, "lane", seen, meet=facts),
                _recorder("mesh", plan.Phase.MESH, "pair", seen), _recorder("load.a", plan.Phase.LOAD, "link_pair", seen),
@@ -95,14 +97,14 @@ def test_phases_run_in_order_facts_together_serving_beside_and_loads_and_engines
     results = plan.run(entries, {e.key: values[e.kind] for e in entries},
                        plan.Context(THOR5, {}, EvidenceLog(), tmp_path / "locks", said=said.append))
     order = [key for key, what, _ in seen if what == "start"]
-    assert set(order[:2]) <= {"facts.a", "facts.b", "serve.b"} and order[-3:] == ["load.b", "load.a", "after"]
+    assert order[-3:] == ["load.b", "load.a", "after"]
     # the person watching is told each phase as it begins (the checks wait for the whole plan)
     assert sorted(said[:2]) == ["rackproof: measuring facts (2 measurements, 2 targets)",
                                 "rackproof: measuring serving (2 measurements, 2 targets)"]
     assert said[2:] == ["rackproof: measuring mesh (1 measurement, 1 target)",
                         "rackproof: measuring load (2 measurements, 2 targets)",
                         "rackproof: measuring after load (1 measurement, 1 target)"]
-    assert not facts.broken    # the facts side by side
+    assert not facts.broken    # the facts side by side, the engines' answers beside them
     times = {(key, what): at for key, what, at in seen}
     assert times[("load.a", "start")] >= times[("load.b", "end")] >= times[("load.b", "start")] >= times[("mesh", "end")]
     assert times[("mesh", "start")] >= max(times[("facts.a", "end")], times[("facts.b", "end")])
