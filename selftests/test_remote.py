@@ -567,3 +567,51 @@ def test_commands_that_waited_for_a_connect_failing_through_its_budget_fail_with
     with pytest.raises(NodeUnreachable):     # a command after it tries again
         transport._connection([])
     assert len(tried) == 2
+
+
+class _Served:
+    """An httpcore network whose one connection answers with `answer`, handed over in pieces of
+    `piece` bytes (as a node's stream comes in packets), then closes."""
+
+    def __init__(self, answer: bytes, piece: int):
+        self.pieces = [answer[k:k + piece] for k in range(0, len(answer), piece)]
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        import httpcore
+
+        pieces = self.pieces
+
+        class Stream(httpcore.NetworkStream):
+            def read(self, max_bytes, timeout=None):
+                return pieces.pop(0) if pieces else b""
+
+            def write(self, buffer, timeout=None):
+                pass
+
+            def close(self):
+                pass
+
+        return Stream()
+
+
+STREAMED = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+            b": keep-alive\r\n\r\ndata: {\"token\": 1}\r\n\r\ndata: [DONE]\r\n\r\n")
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 5, 7, 64])
+def test_an_event_stream_in_any_pieces_reads_as_its_lines_with_its_first_data_line_seen(piece):
+    from rackproof.nodes.http import HttpRequest, exchange
+
+    response = exchange(HttpRequest("POST", "http://10.10.0.11:8081/v1/chat/completions", json={}), 5.0,
+                        _Served(STREAMED, piece))
+    assert response.status == 200 and response.first_byte_s is not None
+    assert response.text.split("\n") == [": keep-alive", "", 'data: {"token": 1}', "", "data: [DONE]", ""]
+
+
+def test_an_answer_without_a_data_line_has_no_first_token_and_a_last_line_without_its_end_is_kept():
+    from rackproof.nodes.http import HttpRequest, exchange
+
+    answer = b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 4_000_000 + b"data: not at a line's start\nlast"
+    response = exchange(HttpRequest("GET", "http://10.10.0.11:8081/v1/models"), 5.0, _Served(answer, 65536))
+    assert response.first_byte_s is None
+    assert [len(line) for line in response.text.split("\n")] == [4_000_000 + len("data: not at a line's start"), 4]

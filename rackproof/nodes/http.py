@@ -42,36 +42,48 @@ def exchange(request: HttpRequest, timeout: float, network=None) -> HttpResponse
     import httpcore
 
     headers = [(name.encode(), value.encode()) for name, value in request.headers.items()]
-    body = None
+    content = None
     if request.json is not None:
-        body = json.dumps(request.json).encode()
+        content = json.dumps(request.json).encode()
         headers.append((b"Content-Type", b"application/json"))
     started = time.monotonic()
     first = None
-    lines: list[str] = []
+    body = bytearray()
     status = 0
     try:
         with httpcore.ConnectionPool(network_backend=network) as pool:
-            with pool.stream(request.method, request.url, headers=headers, content=body,
+            with pool.stream(request.method, request.url, headers=headers, content=content,
                              extensions={"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}) as answer:
                 status = answer.status
-                pending = b""
                 for chunk in answer.iter_stream():
-                    *whole, pending = (pending + chunk).split(b"\n")
-                    for line in whole:
-                        text = line.rstrip(b"\r").decode(errors="replace")
-                        if first is None and text.startswith("data:"):
-                            first = time.monotonic() - started
-                        lines.append(text)
-                if pending:
-                    lines.append(pending.rstrip(b"\r").decode(errors="replace"))
+                    if first is None and _begins_a_data_line(body, chunk):
+                        first = time.monotonic() - started
+                    body += chunk
     except httpcore.TimeoutException:
         if first is None:
             raise TimeoutError(f"no complete answer within {timeout:g} s") from None
         # a stream that began and stopped: what it carried is evidence of how far it got
+        lines = _lines(body)
         return HttpResponse(status, "\n".join(lines), first, time.monotonic() - started,
                             stopped=f"nothing more for {timeout:g} s after {len(lines)} lines")
     except (httpcore.NetworkError, httpcore.ProtocolError) as e:
         # refused (from the node: its sshd could not connect), or closed before a whole answer
         return HttpResponse(0, f"no HTTP answer: {e or type(e).__name__}", None, time.monotonic() - started)
-    return HttpResponse(status, "\n".join(lines), first, time.monotonic() - started)
+    return HttpResponse(status, "\n".join(_lines(body)), first, time.monotonic() - started)
+
+
+DATA = b"data:"   # an event stream's data line: the first one carries the first token
+
+
+def _begins_a_data_line(body: bytearray, chunk: bytes) -> bool:
+    """Whether `chunk` completes the start of a `data:` line, looking only at the chunk and the
+    few bytes before it: each byte of an answer is looked at a bounded number of times (the
+    answer is a node's to make as long as it likes; split into lines once, at its end)."""
+    before = body[-len(DATA):] if len(body) >= len(DATA) else b"\n" + body   # the answer's start begins a line
+    return b"\n" + DATA in before + chunk
+
+
+def _lines(body: bytearray) -> list[str]:
+    """The answer's lines, split once at its end ("\r\n" or "\n"; a last line without one too)."""
+    lines = [line.rstrip("\r") for line in body.decode(errors="replace").split("\n")]
+    return lines[:-1] if lines[-1] == "" else lines

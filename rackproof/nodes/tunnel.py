@@ -14,6 +14,7 @@ import time
 from typing import Any, Iterable
 
 import httpcore
+import paramiko
 
 # RFC 4254 5.1: the node's sshd answered that it did not open the connection. The other reasons
 # (an unknown channel type, a shortage of resources) are the SSH connection's, not an answer
@@ -33,7 +34,7 @@ class ChannelStream(httpcore.NetworkStream):
             data = self.channel.recv(max_bytes)
         except socket.timeout:
             raise httpcore.ReadTimeout(f"nothing for {timeout:g} s") from None
-        self._alive(data)
+        self._unless_the_connection_died(data)
         return data    # b"": the server closed the connection (an answer delimited by its end, or none)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
@@ -43,10 +44,10 @@ class ChannelStream(httpcore.NetworkStream):
         except socket.timeout:
             raise httpcore.WriteTimeout(f"could not send for {timeout:g} s") from None
         except OSError as e:    # paramiko: "Socket is closed" once the channel is
-            self._alive(b"")
+            self._unless_the_connection_died(b"")
             raise httpcore.WriteError(str(e)) from None
 
-    def _alive(self, data: bytes) -> None:
+    def _unless_the_connection_died(self, data: bytes) -> None:
         """A channel the SSH connection's death closed ends with no EOF from the node's sshd, which
         sends one when the server closes its end: an answer so cut short (a body delimited by the
         connection's end would look whole) is the SSH connection's fault, not the server's."""
@@ -71,8 +72,6 @@ class Through(httpcore.NetworkBackend):
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable | None = None) -> ChannelStream:
-        import paramiko
-
         started = time.monotonic()
         try:
             channel = self.transport.open_channel("direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=timeout)

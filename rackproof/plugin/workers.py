@@ -52,7 +52,7 @@ def aside(config: pytest.Config, node) -> None:
         os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
     except OSError:   # gone already, or not ours: it starts as it would have
         return
-    config.stash.setdefault(PIDS, []).append((pid, int(node.gateway.spec.nice or NICE)))
+    config.stash.setdefault(PIDS, []).append((pid, int(node.gateway.spec.nice)))   # lower() set it
     _session_niceness(pid, AUTOGROUP_ASIDE)
 
 
